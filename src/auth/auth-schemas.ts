@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+import { Email, Password, PersonName, Phone } from '../users/user-schemas.js';
+
+export const RegisterBody = Type.Object(
+  { email: Email, password: Password, name: PersonName, phone: Type.Optional(Phone) },
+  { additionalProperties: false },
+);
+
+export const LoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const RefreshTokenBody = Type.Object(
+  { refresh_token: Type.String({ minLength: 1, maxLength: 512 }) },
+  { additionalProperties: false },
+);
+
+export const TokenPairSchema = Type.Object(
+  {
+    access_token: Type.String({ description: 'JWT (typ at+jwt), HS256.' }),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
+    refresh_token: Type.String({ description: 'Opaque; single use, rotated on every refresh.' }),
+  },
+  { $id: 'TokenPair', title: 'Token pair' },
+);

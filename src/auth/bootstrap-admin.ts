@@ -1,0 +1,50 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../db/tables.js';
+import { anyAdminExists, findUserByEmail, insertUser } from '../users/user-repository.js';
+import { hashPassword } from './passwords.js';
+
+// Any constant works; it only has to be the same for every instance.
+const BOOTSTRAP_LOCK_KEY = 720_431_119;
+
+/**
+ * Creates the first admin when none exists, under an advisory lock so instances starting
+ * together create one. Without ADMIN_PASSWORD the generated password is printed once to
+ * stderr, outside the JSON logs, which never carry passwords.
+ */
+export async function ensureFirstAdmin(
+  db: Kysely<Database>,
+  options: { email: string | undefined; password: string | undefined },
+  log: FastifyBaseLogger,
+  printSecret: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<void> {
+  const email = options.email ?? 'admin@localhost';
+  const password = options.password ?? randomBytes(18).toString('base64url');
+  const passwordHash = await hashPassword(password);
+  const created = await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`.execute(trx);
+    if (await anyAdminExists(trx)) return false;
+    if (await findUserByEmail(trx, email)) {
+      log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
+      return false;
+    }
+    const now = new Date();
+    await insertUser(trx, {
+      id: randomUUID(),
+      email,
+      name: 'Administrator',
+      role: 'admin',
+      status: 'active',
+      password_hash: passwordHash,
+      created_at: now,
+      updated_at: now,
+    });
+    return true;
+  });
+  if (!created) return;
+  log.info({ email }, 'created the first admin');
+  if (!options.password) {
+    printSecret(`First admin created: ${email} with password ${password} (shown once; change it).`);
+  }
+}

@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { Database, RefreshTokenRow } from '../db/tables.js';
+
+export async function insertRefreshToken(
+  db: Kysely<Database>,
+  token: { id: string; userId: string; familyId: string; tokenHash: string; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      id: token.id,
+      user_id: token.userId,
+      family_id: token.familyId,
+      token_hash: token.tokenHash,
+      expires_at: token.expiresAt,
+      created_at: new Date(),
+    })
+    .execute();
+}
+
+/** Locks the token's row so two refreshes with one token cannot both succeed. */
+export function findRefreshTokenForUpdate(db: Kysely<Database>, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).forUpdate().executeTakeFirst();
+}
+
+export async function markRefreshTokenUsed(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable('refresh_tokens').set({ used_at: new Date() }).where('id', '=', id).execute();
+}
+
+export async function revokeRefreshTokenFamily(db: Kysely<Database>, familyId: string): Promise<void> {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+export async function revokeRefreshTokenByHash(db: Kysely<Database>, tokenHash: string): Promise<void> {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('token_hash', '=', tokenHash)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+export async function revokeAllRefreshTokensOfUser(db: Kysely<Database>, userId: string): Promise<void> {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import dotenv from 'dotenv';
+import { envSchema } from 'env-schema';
+
+const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+);
+
+const EnvironmentSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'shop-accounts-service' }),
+  JWT_AUDIENCE: Type.String({ minLength: 1, default: 'shop-accounts-api' }),
+  ACCESS_TOKEN_TTL: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
+  REFRESH_TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 31536000, default: 2592000 }),
+  ADMIN_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$', minLength: 3, maxLength: 254 })),
+  ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
+  ALLOW_REGISTRATION: Type.Boolean({ default: true }),
+  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
+  LOGIN_RATE_LIMIT: Type.Integer({ minimum: 1, default: 10 }),
+  API_RATE_LIMIT: Type.Integer({ minimum: 1, default: 1000 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
+  WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  LOG_LEVEL: Type.Union([LogLevel], { default: 'info' }),
+});
+
+type Environment = Static<typeof EnvironmentSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  jwtSecret: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  allowRegistration: boolean;
+  currency: string;
+  loginRateLimit: number;
+  apiRateLimit: number;
+  redisUrl: string | undefined;
+  corsOrigins: string[] | undefined;
+  workers: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Validates the environment; throws a ConfigError whose message names the variable at fault. */
+export function parseEnvironment(environment: Record<string, string | undefined>): Environment {
+  const defined = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  try {
+    return envSchema<Environment>({ schema: EnvironmentSchema, data: defined, dotenv: false });
+  } catch (error) {
+    const message = (error as Error).message.replace(/env\//g, '');
+    throw new ConfigError(`invalid configuration: ${message}`);
+  }
+}
+
+/**
+ * Builds the runtime configuration. On the embedded database a JWT secret is generated once
+ * into DATA_DIR so tokens survive restarts; with DATABASE_URL several instances must share
+ * one secret, so it has to be given.
+ */
+export function buildConfig(environment: Environment, readJwtSecret = readOrCreateJwtSecret): Config {
+  const dataDir = path.resolve(environment.DATA_DIR);
+  let jwtSecret = environment.JWT_SECRET;
+  if (!jwtSecret) {
+    if (environment.DATABASE_URL) {
+      throw new ConfigError('invalid configuration: JWT_SECRET is required when DATABASE_URL is set');
+    }
+    jwtSecret = readJwtSecret(dataDir);
+  }
+  if (Buffer.byteLength(jwtSecret) < 32) {
+    throw new ConfigError('invalid configuration: JWT_SECRET must be at least 32 bytes');
+  }
+  return {
+    port: environment.PORT,
+    host: environment.HOST,
+    databaseUrl: environment.DATABASE_URL,
+    databasePoolSize: environment.DATABASE_POOL_SIZE,
+    dataDir,
+    jwtSecret,
+    jwtIssuer: environment.JWT_ISSUER,
+    jwtAudience: environment.JWT_AUDIENCE,
+    accessTokenTtlSeconds: environment.ACCESS_TOKEN_TTL,
+    refreshTokenTtlSeconds: environment.REFRESH_TOKEN_TTL,
+    adminEmail: environment.ADMIN_EMAIL,
+    adminPassword: environment.ADMIN_PASSWORD,
+    allowRegistration: environment.ALLOW_REGISTRATION,
+    currency: environment.CURRENCY,
+    loginRateLimit: environment.LOGIN_RATE_LIMIT,
+    apiRateLimit: environment.API_RATE_LIMIT,
+    redisUrl: environment.REDIS_URL,
+    corsOrigins: environment.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean),
+    workers: environment.WORKERS,
+    logLevel: environment.LOG_LEVEL,
+  };
+}
+
+/** Reads `.env` when present (real environment variables win), then validates. */
+export function loadConfig(environment: Record<string, string | undefined> = process.env): Config {
+  dotenv.config({ quiet: true });
+  return buildConfig(parseEnvironment(environment));
+}
+
+function readOrCreateJwtSecret(dataDir: string): string {
+  const secretPath = path.join(dataDir, 'jwt-secret');
+  try {
+    return readFileSync(secretPath, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  try {
+    // 'wx' fails if another process created it first; then that one's secret wins.
+    writeFileSync(secretPath, secret, { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return readFileSync(secretPath, 'utf8').trim();
+  }
+}

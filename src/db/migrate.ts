@@ -1,0 +1,24 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { initialSchema } from './migrations/0001-initial-schema.js';
+
+/** Ordered by name; a new migration gets the next number and is never edited once released. */
+const migrations: Record<string, Migration> = {
+  '0001-initial-schema': initialSchema,
+};
+
+const staticProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};
+
+/**
+ * Runs pending migrations. Kysely's Postgres adapter takes a transaction-scoped advisory lock
+ * around the run, so instances starting together over one database migrate once.
+ */
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: staticProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed`, { cause: error });
+  }
+}

@@ -1,0 +1,85 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type Role = 'user' | 'manager' | 'admin';
+export type UserStatus = 'active' | 'suspended';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  phone: string | null;
+  role: Role;
+  status: UserStatus;
+  balance: ColumnType<number, number | undefined, number>;
+  password_hash: string;
+  /** Bumped on password change and deletion; access tokens carry it and die when it moves. */
+  session_version: ColumnType<number, number | undefined, number>;
+  version: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Date | null;
+}
+
+export interface RefreshTokensTable {
+  id: string;
+  user_id: string;
+  family_id: string;
+  token_hash: string;
+  expires_at: Date;
+  created_at: Timestamp;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export interface BalanceLedgerTable {
+  id: string;
+  user_id: string;
+  delta: number;
+  balance_after: number;
+  currency: string;
+  reason: string;
+  actor_id: string;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  owner_id: string;
+  key: string;
+  request_fingerprint: string;
+  state: 'in_progress' | 'done';
+  response_status: number | null;
+  response_body: unknown;
+  locked_until: Date;
+  expires_at: Date;
+  created_at: Timestamp;
+}
+
+export interface VariantsTable {
+  id: string;
+  product_id: string;
+  sku: string;
+  name: string;
+  price: number;
+  stock: number;
+  attributes: ColumnType<Record<string, string>, string, string>;
+  version: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  refresh_tokens: RefreshTokensTable;
+  balance_ledger: BalanceLedgerTable;
+  idempotency_keys: IdempotencyKeysTable;
+  variants: VariantsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUserRow = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type VariantRow = Selectable<VariantsTable>;
+export type LedgerRow = Selectable<BalanceLedgerTable>;
+export type RefreshTokenRow = Selectable<RefreshTokensTable>;

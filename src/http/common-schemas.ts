@@ -1,0 +1,9 @@
+import { Type } from '@sinclair/typebox';
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+export const IdParams = Type.Object({
+  id: Type.String({ pattern: UUID_PATTERN, description: 'A UUID, in any letter case.' }),
+});
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });

@@ -1,0 +1,32 @@
+import type { Config } from '../config.js';
+
+/** The top of the OpenAPI document; the paths come from the route schemas. */
+export function openApiDocument(config: Config) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Shop accounts and variants API',
+      version: '0.1.0',
+      description: [
+        'Users (profile, password, role, status, store-credit balance) and product variants of an online shop.',
+        `All amounts are integer minor units of ${config.currency}. Errors are RFC 9457 problem+json with a stable \`code\`.`,
+        'Single resources carry `ETag: "<version>"`; PUT and DELETE on one resource honour `If-Match` (412 when stale; ',
+        'a missing resource is 404 before If-Match is considered; `*` matches any existing version; weak tags never match).',
+        'Lists are keyset-paged: `limit` (1..100), opaque `cursor`, `include_total`. Query strings, like bodies, are closed:',
+        'an unknown parameter is a 400 `validation_failed`. Authorisation is checked before the request is validated, so a',
+        'caller without the role gets 403 even for a malformed request. Logout always answers 204.',
+      ].join(' '),
+    },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'auth', description: 'Tokens' },
+      { name: 'users', description: 'Accounts' },
+      { name: 'balance', description: 'Store credit and its ledger' },
+      { name: 'variants', description: 'Product variants' },
+      { name: 'operations', description: 'Health and readiness' },
+    ],
+  };
+}

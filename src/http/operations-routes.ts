@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AppError } from './errors.js';
+import { problemResponses } from './problem-schema.js';
+
+const Health = Type.Object({ status: Type.Literal('ok') });
+
+export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['operations'], summary: 'The process is up', response: { 200: Health } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The database answers',
+        response: { 200: Health, ...problemResponses() },
+      },
+    },
+    async () => {
+      try {
+        await app.database.ping();
+      } catch {
+        throw new AppError(503, 'unavailable', 'The database does not answer.', undefined, { 'retry-after': '5' });
+      }
+      return { status: 'ok' as const };
+    },
+  );
+};

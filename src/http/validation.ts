@@ -1,0 +1,25 @@
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+
+/** Accepts single-label domains (admin@localhost) as well as dotted ones. */
+const EMAIL_PATTERN =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+function createAjv(coerceTypes: boolean) {
+  // removeAdditional stays off: an unknown field must be refused, never silently dropped.
+  const ajv = new Ajv.default({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats.default(ajv);
+  ajv.addFormat('email', EMAIL_PATTERN);
+  return ajv;
+}
+
+/**
+ * Bodies are validated without type coercion (`"5"` is not a number); the query string,
+ * path and headers arrive as text, so there numbers and booleans are coerced.
+ */
+export function registerValidators(app: FastifyInstance): void {
+  const bodyAjv = createAjv(false);
+  const textAjv = createAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+}

@@ -1,0 +1,55 @@
+import { Type } from '@sinclair/typebox';
+import { Timestamp } from '../http/common-schemas.js';
+
+export const MAX_BALANCE = 1e15;
+
+const Reason = Type.String({ minLength: 1, maxLength: 200 });
+
+export const BalanceChangeBody = Type.Union(
+  [
+    Type.Object(
+      {
+        delta: Type.Integer({
+          minimum: -MAX_BALANCE,
+          maximum: MAX_BALANCE,
+          not: { const: 0 },
+          description: 'Non-zero amount added atomically.',
+        }),
+        reason: Reason,
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { balance: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'New balance.' }), reason: Reason },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: 'Exactly one of `delta` and `balance`, with a `reason`.' },
+);
+
+export const BalanceHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Scoped to the caller, kept 24 h. A repeat with the same body replays the first reply; with another body, 422; ' +
+        'while the first is still running, 409.',
+    }),
+  ),
+  'if-match': Type.Optional(Type.String({ maxLength: 1024 })),
+});
+
+export const LedgerEntrySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    user_id: Type.String({ format: 'uuid' }),
+    delta: Type.Integer(),
+    balance_after: Type.Integer(),
+    currency: Type.String(),
+    reason: Type.String(),
+    actor_id: Type.String({ format: 'uuid' }),
+    created_at: Timestamp,
+  },
+  { $id: 'LedgerEntry', title: 'Ledger entry' },
+);

@@ -1,0 +1,122 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
+import type { PageRequest } from '../http/pagination.js';
+
+export interface Caller {
+  id: string;
+  role: Role;
+  status: UserStatus;
+  session_version: number;
+}
+
+/** The per-request lookup behind authentication: small, by primary key. */
+export function findCaller(db: Kysely<Database>, id: string): Promise<Caller | undefined> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'role', 'status', 'session_version'])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+export function findUserByIdForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export function findUserByEmail(db: Kysely<Database>, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function insertUser(db: Kysely<Database>, user: NewUserRow): Promise<UserRow> {
+  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Applies a change and moves `version` on by one; the caller has locked the row. */
+export function updateUser(db: Kysely<Database>, id: string, change: UserUpdate): Promise<UserRow> {
+  return db
+    .updateTable('users')
+    .set({ updated_at: new Date(), ...change, version: sql`version + 1` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Locks every active admin, in id order. Role changes, suspensions and deletions that could
+ * remove an admin all take these locks first, so two of them cannot each see the other as
+ * the remaining admin.
+ */
+export async function lockActiveAdminIds(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('role', '=', 'admin')
+    .where('status', '=', 'active')
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+export async function anyAdminExists(db: Kysely<Database>): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('role', '=', 'admin')
+    .where('deleted_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface UserFilter {
+  q?: string | undefined;
+  role?: Role | undefined;
+  status?: UserStatus | undefined;
+}
+
+function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
+  let query = db.selectFrom('users').where('deleted_at', 'is', null);
+  if (filter.role) query = query.where('role', '=', filter.role);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.q) {
+    const pattern = `%${filter.q.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+    query = query.where((eb) => eb.or([eb('email', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+  }
+  return query;
+}
+
+/** Newest first, keyset on (created_at, id), so concurrent inserts never shift a page. */
+export function listUsers(db: Kysely<Database>, filter: UserFilter, page: PageRequest): Promise<UserRow[]> {
+  let query = filteredUsers(db, filter).selectAll();
+  if (page.after) {
+    const { createdAt, id } = page.after;
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+    );
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+}
+
+export async function countUsers(db: Kysely<Database>, filter: UserFilter): Promise<number> {
+  const row = await filteredUsers(db, filter)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
