@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { ensureFirstAdmin } from '../../src/auth/bootstrap-admin.js';
+import { decodeJwt, forgeJwt } from '../helpers/jwt.js';
+import {
+  ADMIN_EMAIL,
+  JWT_SECRET,
+  buildTestApp,
+  createUser,
+  login,
+  loginAdmin,
+  problemOf,
+  uniqueEmail,
+  type TestApp,
+} from '../helpers/test-app.js';
+
+describe('authentication', () => {
+  let testApp: TestApp;
+
+  before(async () => {
+    testApp = await buildTestApp();
+  });
+  after(() => testApp.close());
+
+  const inject = (...args: Parameters<TestApp['app']['inject']>) => testApp.app.inject(...args);
+
+  it('registers a user with role user and status active, and stores only a hash', async () => {
+    const email = uniqueEmail();
+    const response = await inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: { email, password: 'password-123', name: 'Ada', phone: '+44 20 7946 0000' },
+    });
+    assert.equal(response.statusCode, 201);
+    const user = response.json();
+    assert.equal(user.email, email);
+    assert.equal(user.role, 'user');
+    assert.equal(user.status, 'active');
+    assert.equal(user.balance, 0);
+    assert.equal(user.currency, 'USD');
+    assert.equal(user.version, 1);
+    assert.equal(response.headers.etag, '"1"');
+    assert.equal(response.headers.location, `/api/users/${user.id}`);
+    assert.equal('password_hash' in user || 'password' in user, false);
+    const stored = await testApp.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
+    assert.match(stored.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  });
+
+  it('refuses a second account with the same email in another letter case (409 email_taken)', async () => {
+    const email = uniqueEmail();
+    await createUser(testApp.app, { email });
+    const response = await inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: { email: email.toUpperCase(), password: 'password-123', name: 'Copy' },
+    });
+    assert.equal(response.statusCode, 409);
+    assert.equal(problemOf(response).code, 'email_taken');
+  });
+
+  it('validates registration fields', async () => {
+    const cases = [
+      { email: 'not-an-email', password: 'password-123', name: 'A' },
+      { email: uniqueEmail(), password: 'short', name: 'A' },
+      { email: uniqueEmail(), password: 'x'.repeat(129), name: 'A' },
+      { email: uniqueEmail(), password: 'password-123', name: '' },
+      { email: uniqueEmail(), password: 'password-123', name: 'x'.repeat(101) },
+      { email: uniqueEmail(), password: 'password-123', name: 'A', phone: 'x'.repeat(33) },
+      { email: uniqueEmail(), password: 'password-123', name: 'A', role: 'admin' },
+      { email: uniqueEmail(), password: 'password-123' },
+    ];
+    for (const payload of cases) {
+      const response = await inject({ method: 'POST', url: '/api/auth/register', payload });
+      assert.equal(response.statusCode, 400, JSON.stringify(payload));
+      assert.equal(problemOf(response).code, 'validation_failed');
+    }
+  });
+
+  it('logs in with a JWT access token (HS256, typ at+jwt, iss, aud, exp, jti) and an opaque refresh token', async () => {
+    const user = await createUser(testApp.app);
+    const response = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    assert.equal(response.statusCode, 200);
+    const body = response.json();
+    assert.equal(body.token_type, 'Bearer');
+    assert.equal(body.expires_in, 900);
+    assert.match(body.refresh_token, /^[A-Za-z0-9_-]{43}$/);
+    const { header, payload } = decodeJwt(body.access_token);
+    assert.equal(header.alg, 'HS256');
+    assert.equal(header.typ, 'at+jwt');
+    assert.equal(payload.sub, user.id);
+    assert.equal(payload.iss, testApp.config.jwtIssuer);
+    assert.equal(payload.aud, testApp.config.jwtAudience);
+    assert.equal(Number(payload.exp) - Number(payload.iat), 900);
+    assert.equal(typeof payload.jti, 'string');
+    const stored = await testApp.app.db.selectFrom('refresh_tokens').select('token_hash').where('user_id', '=', user.id).execute();
+    assert.ok(stored.every((row) => row.token_hash !== body.refresh_token));
+  });
+
+  it('gives the same 401 invalid_credentials for an unknown email and a wrong password', async () => {
+    const user = await createUser(testApp.app);
+    const wrongPassword = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'wrong-password' } });
+    const unknownEmail = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: uniqueEmail(), password: 'wrong-password' } });
+    assert.equal(wrongPassword.statusCode, 401);
+    assert.equal(unknownEmail.statusCode, 401);
+    assert.deepEqual(problemOf(wrongPassword), problemOf(unknownEmail));
+    assert.equal(problemOf(unknownEmail).code, 'invalid_credentials');
+  });
+
+  it('spends unknown-email logins on a real hash, so they take about as long as wrong passwords', async () => {
+    const user = await createUser(testApp.app);
+    const time = async (email: string) => {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < 5; i++) await inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'wrong-password' } });
+      return Number(process.hrtime.bigint() - started) / 5e6;
+    };
+    const known = await time(user.email);
+    const unknown = await time(uniqueEmail());
+    assert.ok(unknown > known * 0.5 && unknown < known * 2, `known ${known} ms, unknown ${unknown} ms`);
+  });
+
+  it('accepts the login email in any letter case', async () => {
+    const user = await createUser(testApp.app);
+    await login(testApp.app, user.email.toUpperCase(), user.password);
+  });
+
+  it('refuses requests without a token with 401 unauthenticated and WWW-Authenticate: Bearer', async () => {
+    const response = await inject({ method: 'GET', url: '/api/users/profile' });
+    assert.equal(response.statusCode, 401);
+    assert.equal(problemOf(response).code, 'unauthenticated');
+    assert.equal(response.headers['www-authenticate'], 'Bearer');
+  });
+
+  it('refuses tampered, foreign and expired tokens with 401 invalid_token', async () => {
+    const user = await createUser(testApp.app);
+    const { payload } = decodeJwt(user.accessToken);
+    const now = Math.floor(Date.now() / 1000);
+    const header = { alg: 'HS256', typ: 'at+jwt' };
+    const [headerPart, payloadPart, signature] = user.accessToken.split('.');
+    const tokens: Record<string, string> = {
+      'alg none': forgeJwt({ alg: 'none', typ: 'at+jwt' }, payload),
+      'bad signature': `${headerPart}.${payloadPart}.${signature?.slice(0, -4)}AAAA`,
+      'other secret': forgeJwt(header, payload, 'another-secret-that-is-at-least-32-bytes'),
+      'wrong aud': forgeJwt(header, { ...payload, aud: 'someone-else' }, JWT_SECRET),
+      'wrong iss': forgeJwt(header, { ...payload, iss: 'https://evil.example' }, JWT_SECRET),
+      expired: forgeJwt(header, { ...payload, iat: now - 3600, exp: now - 60 }, JWT_SECRET),
+      'other alg': forgeJwt({ alg: 'HS512', typ: 'at+jwt' }, payload, JWT_SECRET),
+      'wrong typ': forgeJwt({ alg: 'HS256', typ: 'JWT' }, payload, JWT_SECRET),
+      'unknown user': forgeJwt(header, { ...payload, sub: '00000000-0000-4000-8000-000000000000' }, JWT_SECRET),
+      garbage: 'not.a.jwt',
+    };
+    for (const [name, token] of Object.entries(tokens)) {
+      const response = await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(response.statusCode, 401, name);
+      assert.equal(problemOf(response).code, 'invalid_token', name);
+    }
+    const valid = forgeJwt(header, payload, JWT_SECRET);
+    const control = await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${valid}` } });
+    assert.equal(control.statusCode, 200, 'a correctly signed copy is accepted, so the refusals above are meaningful');
+  });
+
+  it('rotates refresh tokens, and re-use of a spent one revokes the whole family', async () => {
+    const user = await createUser(testApp.app);
+    const first = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+    assert.equal(first.statusCode, 200);
+    const rotated = first.json();
+    assert.notEqual(rotated.refresh_token, user.refreshToken);
+    assert.equal((await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${rotated.access_token}` } })).statusCode, 200);
+
+    const reuse = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+    assert.equal(reuse.statusCode, 401);
+    assert.equal(problemOf(reuse).code, 'invalid_token');
+
+    const successor = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: rotated.refresh_token } });
+    assert.equal(successor.statusCode, 401, 'the family was revoked by the re-use');
+  });
+
+  it('refuses an unknown refresh token and an expired one', async () => {
+    const unknown = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: 'x'.repeat(43) } });
+    assert.equal(unknown.statusCode, 401);
+    assert.equal(problemOf(unknown).code, 'invalid_token');
+    const user = await createUser(testApp.app);
+    await testApp.app.db.updateTable('refresh_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+    const expired = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+    assert.equal(expired.statusCode, 401);
+  });
+
+  it('logs out: 204, and the refresh token no longer works', async () => {
+    const user = await createUser(testApp.app);
+    const response = await inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: user.refreshToken } });
+    assert.equal(response.statusCode, 204);
+    assert.equal(response.body, '');
+    const refresh = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+    assert.equal(refresh.statusCode, 401);
+  });
+
+  it("refuses a suspended user's refresh with 403 account_suspended, and its login only after a correct password", async () => {
+    const admin = await loginAdmin(testApp.app);
+    const user = await createUser(testApp.app);
+    const suspend = await inject({ method: 'PUT', url: `/api/users/${user.id}/status`, headers: admin.auth, payload: { status: 'suspended' } });
+    assert.equal(suspend.statusCode, 200);
+    const refresh = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+    assert.equal(refresh.statusCode, 403);
+    assert.equal(problemOf(refresh).code, 'account_suspended');
+    const rightPassword = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    assert.equal(rightPassword.statusCode, 403);
+    assert.equal(problemOf(rightPassword).code, 'account_suspended');
+    const wrongPassword = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'not-the-password' } });
+    assert.equal(wrongPassword.statusCode, 401);
+    assert.equal(problemOf(wrongPassword).code, 'invalid_credentials');
+  });
+
+  it('created the bootstrap admin from ADMIN_EMAIL and ADMIN_PASSWORD', async () => {
+    const admin = await loginAdmin(testApp.app);
+    const profile = await inject({ method: 'GET', url: '/api/users/profile', headers: admin.auth });
+    assert.equal(profile.json().email, ADMIN_EMAIL);
+    assert.equal(profile.json().role, 'admin');
+  });
+});
+
+describe('first start without ADMIN_EMAIL and ADMIN_PASSWORD', () => {
+  it('creates admin@localhost with a random password printed once, and not again on the next start', async () => {
+    const printed: string[] = [];
+    const first = await buildTestApp({ environment: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' }, printSecret: (line) => printed.push(line) });
+    try {
+      assert.equal(printed.length, 1);
+      const password = /password (\S+)/.exec(printed[0] ?? '')?.[1];
+      assert.ok(password && password.length >= 20);
+      const admin = await login(first.app, 'admin@localhost', password);
+      assert.ok(admin.id);
+      const admins = await sql<{ count: number }>`select count(*)::int as count from users where role = 'admin'`.execute(first.app.db);
+      assert.equal(admins.rows[0]?.count, 1);
+      await ensureFirstAdmin(first.app.db, { email: undefined, password: undefined }, first.app.log, (line) => printed.push(line));
+      assert.equal(printed.length, 1, 'a second start prints nothing and creates no admin');
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe('registration switched off', () => {
+  it('answers 403 forbidden when ALLOW_REGISTRATION=false', async () => {
+    const testApp = await buildTestApp({ environment: { ALLOW_REGISTRATION: 'false' } });
+    try {
+      const response = await testApp.app.inject({
+        method: 'POST',
+        url: '/api/auth/register',
+        payload: { email: uniqueEmail(), password: 'password-123', name: 'A' },
+      });
+      assert.equal(response.statusCode, 403);
+      assert.equal(problemOf(response).code, 'forbidden');
+    } finally {
+      await testApp.close();
+    }
+  });
+});

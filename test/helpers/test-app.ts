@@ -1,0 +1,163 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+
+export const ADMIN_EMAIL = 'root-admin@example.com';
+export const ADMIN_PASSWORD = 'admin-password-1';
+export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
+
+/** PostgreSQL when DATABASE_URL is set (each test app gets its own database), PGlite otherwise. */
+export const onPostgres = Boolean(process.env.DATABASE_URL);
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  databaseUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+export function testConfig(environment: Record<string, string> = {}, databaseUrl?: string): Config {
+  return buildConfig(
+    parseEnvironment({
+      JWT_SECRET,
+      ADMIN_EMAIL,
+      ADMIN_PASSWORD,
+      LOG_LEVEL: 'silent',
+      API_RATE_LIMIT: '100000',
+      LOGIN_RATE_LIMIT: '100000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...environment,
+    }),
+  );
+}
+
+/** Creates an empty database on the server named by DATABASE_URL; returns its URL and a dropper. */
+export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) throw new Error('createScratchDatabase needs DATABASE_URL');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: baseUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export async function openTestDatabase(databaseUrl: string | undefined): Promise<DatabaseHandle> {
+  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20 });
+}
+
+/**
+ * Builds the real app over a real, empty database. With `databaseUrl` the app joins an
+ * existing scratch database (a second instance); otherwise it gets a fresh one.
+ */
+export async function buildTestApp(
+  options: { environment?: Record<string, string>; databaseUrl?: string; printSecret?: (line: string) => void } = {},
+): Promise<TestApp> {
+  const scratch = onPostgres && !options.databaseUrl ? await createScratchDatabase() : undefined;
+  const databaseUrl = options.databaseUrl ?? scratch?.url;
+  const config = testConfig(options.environment, databaseUrl);
+  const database = await openTestDatabase(databaseUrl);
+  const app = await buildApp({ config, database, logger: false, printSecret: options.printSecret ?? (() => {}) });
+  await app.ready();
+  return {
+    app,
+    config,
+    databaseUrl,
+    close: async () => {
+      await app.close();
+      await scratch?.drop();
+    },
+  };
+}
+
+export interface Session {
+  id: string;
+  email: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+  auth: { authorization: string };
+}
+
+export async function login(app: FastifyInstance, email: string, password: string): Promise<Session> {
+  const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } });
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+  const tokens = response.json();
+  const profile = await app.inject({
+    method: 'GET',
+    url: '/api/users/profile',
+    headers: { authorization: `Bearer ${tokens.access_token}` },
+  });
+  return {
+    id: profile.json().id,
+    email,
+    password,
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+    auth: { authorization: `Bearer ${tokens.access_token}` },
+  };
+}
+
+export const loginAdmin = (app: FastifyInstance) => login(app, ADMIN_EMAIL, ADMIN_PASSWORD);
+
+export const uniqueEmail = (prefix = 'user') => `${prefix}-${randomUUID().slice(0, 8)}@example.com`;
+
+/** Registers a user and, when asked, gives it a role through the admin API. */
+export async function createUser(
+  app: FastifyInstance,
+  options: { role?: 'user' | 'manager' | 'admin'; admin?: Session; name?: string; email?: string } = {},
+): Promise<Session> {
+  const email = options.email ?? uniqueEmail(options.role ?? 'user');
+  const password = 'password-123';
+  const registered = await app.inject({
+    method: 'POST',
+    url: '/api/auth/register',
+    payload: { email, password, name: options.name ?? 'Test User' },
+  });
+  if (registered.statusCode !== 201) throw new Error(`register failed: ${registered.statusCode} ${registered.body}`);
+  if (options.role && options.role !== 'user') {
+    const admin = options.admin ?? (await loginAdmin(app));
+    const changed = await app.inject({
+      method: 'PUT',
+      url: `/api/users/${registered.json().id}/role`,
+      headers: admin.auth,
+      payload: { role: options.role },
+    });
+    if (changed.statusCode !== 200) throw new Error(`role change failed: ${changed.body}`);
+  }
+  return login(app, email, password);
+}
+
+/** Asserts the shape every error reply shares, and returns its parsed body. */
+export function problemOf(response: LightMyRequestResponse): {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: { path: string; message: string }[];
+} {
+  const contentType = String(response.headers['content-type']);
+  if (!contentType.startsWith('application/problem+json')) {
+    throw new Error(`expected problem+json, got ${contentType}: ${response.body}`);
+  }
+  const body = response.json();
+  if (body.status !== response.statusCode || typeof body.detail !== 'string' || typeof body.code !== 'string') {
+    throw new Error(`malformed problem: ${response.body}`);
+  }
+  return body;
+}
