@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
 import { ensureFirstAdmin } from '../../src/auth/bootstrap-admin.js';
 import { decodeJwt, forgeJwt } from '../helpers/jwt.js';
@@ -23,7 +24,7 @@ describe('authentication', () => {
   });
   after(() => testApp.close());
 
-  const inject = (...args: Parameters<TestApp['app']['inject']>) => testApp.app.inject(...args);
+  const inject = (options: InjectOptions) => testApp.app.inject(options);
 
   it('registers a user with role user and status active, and stores only a hash', async () => {
     const email = uniqueEmail();
