@@ -40,8 +40,8 @@ function createPool(connectionString: string, max: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
-    // Fail fast when the server is gone instead of queueing requests behind a dead socket.
-    connectionTimeoutMillis: 2000,
+    // Bounds the wait for a connection (pooled or new), so an outage answers 503 within seconds.
+    connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
     // Amounts are bigint columns bounded well below 2^53, so numbers are exact.
     types: {
