@@ -65,7 +65,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
   );
   try {
-    return envSchema<Environment>({ schema: EnvironmentSchema, data: defined, dotenv: false });
+    return envSchema<Environment>({ schema: EnvironmentSchema, data: defined, env: false, dotenv: false });
   } catch (error) {
     const message = (error as Error).message.replace(/env\//g, '');
     throw new ConfigError(`invalid configuration: ${message}`);

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createScratchDatabase, onPostgres } from '../helpers/test-app.js';
+
+const tableNames = async (db: Awaited<ReturnType<typeof openDatabase>>['db']) =>
+  (
+    await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public' order by 1`.execute(db)
+  ).rows.map((row) => row.name);
+
+describe('migrations', () => {
+  it('run twice in a row: the second run changes nothing', async () => {
+    const scratch = onPostgres ? await createScratchDatabase() : undefined;
+    const database = await openDatabase({ databaseUrl: scratch?.url, dataDir: 'memory://' });
+    try {
+      await migrateToLatest(database.db);
+      const before = await tableNames(database.db);
+      await migrateToLatest(database.db);
+      assert.deepEqual(await tableNames(database.db), before);
+      assert.ok(before.includes('users') && before.includes('variants') && before.includes('balance_ledger'));
+      const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
+      assert.deepEqual(applied.rows.map((row) => row.name), ['0001-initial-schema']);
+    } finally {
+      await database.close();
+      await scratch?.drop();
+    }
+  });
+
+  it('keep PGlite data under DATA_DIR across a restart', { skip: onPostgres && 'PGlite only' }, async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'pglite-'));
+    try {
+      const first = await openDatabase({ dataDir });
+      await migrateToLatest(first.db);
+      await sql`insert into variants (id, product_id, sku, name, price) values (gen_random_uuid(), 'p', 'KEEP-ME', 'Kept', 1)`.execute(first.db);
+      await first.close();
+      const second = await openDatabase({ dataDir });
+      await migrateToLatest(second.db);
+      const rows = await sql<{ sku: string }>`select sku from variants`.execute(second.db);
+      assert.deepEqual(rows.rows.map((row) => row.sku), ['KEEP-ME']);
+      await second.close();
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('run once when two instances start at once on one PostgreSQL database', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    const scratch = await createScratchDatabase();
+    const instances = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://' })));
+    try {
+      await Promise.all(instances.map((instance) => migrateToLatest(instance.db)));
+      const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(instances[0]!.db);
+      assert.equal(applied.rows.length, 1);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await scratch.drop();
+    }
+  });
+});
