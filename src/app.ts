@@ -29,6 +29,7 @@ import { TokenPairSchema } from './auth/auth-schemas.js';
 import { UserSchema } from './users/user-schemas.js';
 import { LedgerEntrySchema } from './users/balance-schemas.js';
 import { variantRoutes } from './variants/variant-routes.js';
+import { schedulePurges } from './db/purge.js';
 import { VariantSchema } from './variants/variant-schemas.js';
 
 declare module 'fastify' {
@@ -49,7 +50,7 @@ export interface AppOptions {
 
 const BODY_LIMIT = 64 * 1024;
 // Long enough that an overlong {sku} reaches validation (400) instead of missing the route (404).
-const MAX_PARAM_LENGTH = 8192;
+const MAX_PARAM_LENGTH = 65536;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const REDACTED_LOG_PATHS = [
@@ -87,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await migrateToLatest(database.db);
   await ensureFirstAdmin(database.db, { email: config.adminEmail, password: config.adminPassword }, app.log, options.printSecret);
+  schedulePurges(app);
 
   await registerAccessTokens(app, config);
   registerValidators(app);

@@ -53,3 +53,12 @@ export async function revokeAllRefreshTokensOfUser(db: Kysely<Database>, userId:
     .where('revoked_at', 'is', null)
     .execute();
 }
+
+/** Refresh tokens expired for a day are of no use, not even to detect re-use. */
+export async function deleteExpiredRefreshTokens(db: Kysely<Database>): Promise<number> {
+  const result = await db
+    .deleteFrom('refresh_tokens')
+    .where('expires_at', '<', new Date(Date.now() - 24 * 60 * 60 * 1000))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -37,11 +37,13 @@ export class PGliteDialect implements Dialect {
 }
 
 class PGliteDriver implements Driver {
+  readonly #pglite: PGlite;
   readonly #connection: PGliteConnection;
   #queue: Promise<void> = Promise.resolve();
   #releaseCurrent: (() => void) | undefined;
 
   constructor(pglite: PGlite) {
+    this.#pglite = pglite;
     this.#connection = new PGliteConnection(pglite);
   }
 
@@ -81,6 +83,7 @@ class PGliteDriver implements Driver {
 
   async destroy(): Promise<void> {
     await this.#queue;
+    if (!this.#pglite.closed) await this.#pglite.close();
   }
 }
 

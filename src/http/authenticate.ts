@@ -25,7 +25,7 @@ export function addAuthentication(app: FastifyInstance): void {
   app.decorateRequest('caller', undefined as unknown as Caller);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const header = request.headers.authorization;
-    if (!header) {
+    if (!header || !/^bearer /i.test(header)) {
       throw new AppError(401, 'unauthenticated', 'Send an access token as Authorization: Bearer <token>.', undefined, {
         'www-authenticate': 'Bearer',
       });

@@ -130,6 +130,9 @@ describe('authentication', () => {
     assert.equal(response.statusCode, 401);
     assert.equal(problemOf(response).code, 'unauthenticated');
     assert.equal(response.headers['www-authenticate'], 'Bearer');
+    const basic = await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: 'Basic YTpi' } });
+    assert.equal(basic.statusCode, 401);
+    assert.equal(problemOf(basic).code, 'unauthenticated');
   });
 
   it('refuses tampered, foreign and expired tokens with 401 invalid_token', async () => {

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { buildTestApp, createUser, problemOf, uniqueEmail, type TestApp } from '../helpers/test-app.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function redisAvailable(): Promise<boolean> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const login = (testApp: TestApp, email: string, password = 'wrong-password', ip = '10.0.0.1') =>
+  testApp.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password } });
+
+describe('rate limits', () => {
+  it('limits logins per client address and email, with 429 rate_limited and Retry-After', async () => {
+    const testApp = await buildTestApp({ environment: { LOGIN_RATE_LIMIT: '3' } });
+    try {
+      const email = uniqueEmail();
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await login(testApp, email)).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 429]);
+      const limited = await login(testApp, email);
+      assert.equal(limited.statusCode, 429);
+      assert.equal(problemOf(limited).code, 'rate_limited');
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      assert.equal((await login(testApp, email.toUpperCase())).statusCode, 429, 'the email is counted without regard to case');
+      assert.equal((await login(testApp, uniqueEmail())).statusCode, 401, 'another email has its own budget');
+      assert.equal((await login(testApp, email, 'x', '10.0.0.2')).statusCode, 401, 'another address has its own budget');
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it('limits the whole API per caller', async () => {
+    const testApp = await buildTestApp({ environment: { API_RATE_LIMIT: '5' } });
+    try {
+      const user = await createUser(testApp.app);
+      const other = await createUser(testApp.app);
+      const statuses = [];
+      for (let i = 0; i < 6; i++) {
+        statuses.push((await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+      const limited = await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
+      assert.equal(problemOf(limited).code, 'rate_limited');
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      const otherCaller = await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: other.auth });
+      assert.equal(otherCaller.statusCode, 200, 'another caller has its own budget');
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it('shares login counters between instances through Redis', async (t) => {
+    if (!(await redisAvailable())) return t.skip('no Redis at REDIS_URL');
+    const environment = { LOGIN_RATE_LIMIT: '4', REDIS_URL };
+    const first = await buildTestApp({ environment });
+    const second = await buildTestApp({ environment, ...(first.databaseUrl ? { databaseUrl: first.databaseUrl } : {}) });
+    try {
+      const email = uniqueEmail();
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await login(i % 2 ? second : first, email)).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 429, 429]);
+    } finally {
+      await second.app.close();
+      await first.close();
+    }
+  });
+});

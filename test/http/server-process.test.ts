@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { JWT_SECRET, createScratchDatabase, onPostgres } from '../helpers/test-app.js';
+
+const ADMIN_PASSWORD = 'process-admin-password';
+
+describe('the server process', () => {
+  it('logs JSON lines with request ids and no secrets, and exits 0 on SIGTERM after finishing', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'server-'));
+    const scratch = onPostgres ? await createScratchDatabase() : undefined;
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'debug',
+        ADMIN_EMAIL: 'boss@example.com',
+        ADMIN_PASSWORD,
+        JWT_SECRET,
+        ...(scratch ? { DATABASE_URL: scratch.url } : { DATABASE_URL: '' }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if ((await fetch(`${base}/healthz`)).ok) break;
+        } catch {
+          if (attempt > 200) throw new Error(`server did not start:\n${output}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'login-request-1' },
+        body: JSON.stringify({ email: 'boss@example.com', password: ADMIN_PASSWORD }),
+      });
+      assert.equal(login.status, 200);
+      const tokens = (await login.json()) as { access_token: string; refresh_token: string };
+      const profile = await fetch(`${base}/api/users/profile`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      assert.equal(profile.status, 200);
+      await fetch(`${base}/api/auth/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refresh_token: tokens.refresh_token }),
+      });
+
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+
+      const lines = output.split('\n').filter((line) => line.startsWith('{'));
+      assert.ok(lines.length > 3);
+      const entries = lines.map((line) => JSON.parse(line));
+      assert.ok(entries.some((entry) => entry.reqId === 'login-request-1'), 'the request id is in the log');
+      for (const secret of [ADMIN_PASSWORD, tokens.access_token, tokens.refresh_token, JWT_SECRET]) {
+        assert.ok(!output.includes(secret), 'no password, token or key in the logs');
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+      await scratch?.drop();
+    }
+  });
+});
