@@ -49,8 +49,11 @@ function createPool(connectionString: string, max: number): pg.Pool {
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client whose server went away emits 'error'; without a listener that kills the process.
+  // A client whose server goes away emits 'error', idle (on the pool) or checked out (on the
+  // client); unheard, either kills the process. The failed query itself still rejects, and
+  // the pool drops the dead client on release.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
