@@ -1,0 +1,30 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** Starts `src/server.ts` as a child process and resolves once it answers /healthz. */
+export async function startService(environment: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
+  const port = environment.PORT ?? '3000';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...environment },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { child, baseUrl, exited };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error('the service did not start');
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+}
