@@ -46,10 +46,11 @@ describe('rate limits', () => {
       const user = await createUser(testApp.app);
       const other = await createUser(testApp.app);
       const statuses = [];
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < 5; i++) {
         statuses.push((await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode);
       }
-      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+      // createUser's own profile read spent the first of the five.
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
       const limited = await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
       assert.equal(problemOf(limited).code, 'rate_limited');
       assert.ok(Number(limited.headers['retry-after']) > 0);
