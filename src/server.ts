@@ -1,12 +1,16 @@
+import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 
-async function main(): Promise<void> {
-  let config;
+function readConfig(): Config {
   try {
-    config = loadConfig();
+    const config = loadConfig();
+    if (config.workers > 1 && !config.databaseUrl) {
+      throw new ConfigError('invalid configuration: WORKERS above 1 needs DATABASE_URL (PGlite is one process)');
+    }
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -14,6 +18,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+}
+
+async function serve(config: Config): Promise<void> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -31,7 +38,32 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${(error as Error).stack ?? String(error)}\n`);
-  process.exit(1);
-});
+/** WORKERS=N: N processes share the port through node:cluster; each is a stateless instance. */
+function superviseWorkers(count: number): void {
+  let stopping = false;
+  for (let index = 0; index < count; index++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    cluster.fork();
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      stopping = true;
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    });
+  }
+}
+
+const config = readConfig();
+if (config.workers > 1 && cluster.isPrimary) {
+  superviseWorkers(config.workers);
+} else {
+  serve(config).catch((error: unknown) => {
+    process.stderr.write(`failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * `npm run bench [-- --db=postgres|pglite|both --duration=8 --connections=16 --scale]`
+ * Seeds data, starts the service, measures each scenario for a fixed time with a fixed number
+ * of connections, compares with a bare Fastify+pg reference, two workers with one, and RSS
+ * over 100k requests; `--scale` compares query cost at 1,000 and 1,000,000 rows. The figures
+ * are printed and written into bench/README.md between the results markers.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { postJson, startService } from '../scripts/service-process.js';
+import { formatTable, measure, type Figures, type Scenario } from './measure.js';
+import { runScaleComparison } from './scale.js';
+
+const { values: options } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'both' },
+    duration: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '16' },
+    scale: { type: 'boolean', default: false },
+  },
+});
+const duration = Number(options.duration);
+const connections = Number(options.connections);
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const report: string[] = [];
+const say = (line = '') => {
+  console.log(line);
+  report.push(line);
+};
+const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+async function scratchDatabase() {
+  const name = `bench_${randomUUID().slice(0, 8)}`;
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const dropper = new pg.Client({ connectionString: serverUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists ${name} with (force)`);
+      await dropper.end();
+    },
+  };
+}
+
+const portFor = () => String(40000 + Math.floor(Math.random() * 20000));
+
+function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Record<string, string> {
+  return {
+    PORT: portFor(),
+    ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
+    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256!!',
+    ADMIN_EMAIL: 'bench-admin@example.com',
+    ADMIN_PASSWORD: 'bench-admin-password',
+    ACCESS_TOKEN_TTL: '3600',
+    API_RATE_LIMIT: '100000000',
+    LOGIN_RATE_LIMIT: '100000000',
+    DATABASE_POOL_SIZE: '10',
+    WORKERS: String(workers),
+  };
+}
+
+async function inBatches<T>(count: number, batch: number, make: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += batch) {
+    results.push(...(await Promise.all(Array.from({ length: Math.min(batch, count - start) }, (_, offset) => make(start + offset)))));
+  }
+  return results;
+}
+
+async function seed(baseUrl: string) {
+  const login = await postJson(`${baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
+  const auth = { authorization: `Bearer ${login.body?.access_token}` };
+  const users = await inBatches(50, 5, async (index) => {
+    const email = `bench-${index}-${randomUUID().slice(0, 6)}@example.com`;
+    const reply = await postJson(`${baseUrl}/api/auth/register`, { email, password: 'bench-password', name: `Bench ${index}` });
+    return { id: String(reply.body?.id), email };
+  });
+  const variants = await inBatches(1000, 20, async (index) => {
+    const id = randomUUID();
+    const product = `bench-product-${index % 50}`;
+    const sku = `BENCH-${index}-${id.slice(0, 4)}`;
+    const reply = await postJson(`${baseUrl}/api/variants/${id}`, { product_id: product, sku, name: `Variant ${index}`, price: 1000 + index, stock: 5, attributes: { n: String(index) } }, auth);
+    if (reply.status !== 201) throw new Error(`seeding failed: ${reply.status}`);
+    return { id, sku, product };
+  });
+  return { auth, users, variants };
+}
+
+function scenarios(data: Awaited<ReturnType<typeof seed>>): Scenario[] {
+  const headers = data.auth;
+  return [
+    { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(data.variants).id}`, headers },
+    { name: 'GET /api/variants/sku/{sku}', path: () => `/api/variants/sku/${pick(data.variants).sku.toLowerCase()}`, headers },
+    { name: 'GET /api/variants/product/{id} (20)', path: () => `/api/variants/product/${pick(data.variants).product}`, headers },
+    { name: 'GET /api/users/profile', path: () => '/api/users/profile', headers },
+    { name: 'GET /api/users (page of 20)', path: () => '/api/users?limit=20', headers },
+    { name: 'PUT /api/users/{id}/balance', method: 'PUT', path: () => `/api/users/${pick(data.users).id}/balance`, body: () => ({ delta: 1, reason: 'bench' }), headers },
+    { name: 'POST /api/auth/login', method: 'POST', path: () => '/api/auth/login', body: () => ({ email: pick(data.users).email, password: 'bench-password' }) },
+  ];
+}
+
+async function readRss(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function benchDatabase(kind: 'postgres' | 'pglite') {
+  const scratch = kind === 'postgres' ? await scratchDatabase() : undefined;
+  const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
+  const database = scratch ? { url: scratch.url } : { dataDir: dataDir! };
+  let service = await startService(serviceEnvironment(database));
+  try {
+    const data = await seed(service.baseUrl);
+    say(`### ${kind === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'}: ${duration} s a scenario, ${connections} connections, 1 worker`);
+    say();
+    const rows: Figures[] = [];
+    for (const scenario of scenarios(data)) rows.push(await measure(service.baseUrl, scenario, { connections, duration }));
+    say(formatTable(rows));
+    say();
+
+    if (scratch) {
+      const reference = await startReference(scratch.url);
+      const referenceFigures = await measure(reference.baseUrl, { name: 'reference GET /variants/{id}', path: () => `/variants/${pick(data.variants).id}` }, { connections, duration });
+      reference.child.kill('SIGTERM');
+      await reference.exited;
+      const service1 = rows[0]!;
+      say(formatTable([referenceFigures, service1]));
+      say();
+      say(`Service / bare reference: throughput ${(service1.requestsPerSecond / referenceFigures.requestsPerSecond).toFixed(2)}x (target >= 0.6x), p99 ${(service1.p99 / Math.max(referenceFigures.p99, 1)).toFixed(2)}x the reference's (target <= 2x).`);
+      say();
+
+      const before = await readRss(service.child.pid!);
+      const samples: number[] = [];
+      const sampler = setInterval(() => void readRss(service.child.pid!).then((rss) => samples.push(rss)).catch(() => {}), 250);
+      const memoryRun = await measure(service.baseUrl, { name: 'GET /api/variants/{id} x 100k', path: () => `/api/variants/${pick(data.variants).id}`, headers: data.auth }, { connections, amount: 100_000 });
+      clearInterval(sampler);
+      const warm = samples[Math.floor(samples.length * 0.2)] ?? before;
+      const peakAfterWarmUp = Math.max(...samples.slice(Math.floor(samples.length * 0.2)));
+      const last = samples.at(-1) ?? before;
+      say(`Memory over ${memoryRun.total} requests: RSS ${before.toFixed(0)} MiB before, ${warm.toFixed(0)} MiB after warm-up (20%), ${last.toFixed(0)} MiB at the end, peak ${peakAfterWarmUp.toFixed(0)} MiB; growth after warm-up ${(((last - warm) / warm) * 100).toFixed(1)}% (target < 10%).`);
+      say();
+
+      service.child.kill('SIGTERM');
+      await service.exited;
+      service = await startService(serviceEnvironment(database, 2));
+      const relogin = await postJson(`${service.baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
+      const twoWorkers = await measure(service.baseUrl, { name: 'GET /api/variants/{id}, WORKERS=2', path: () => `/api/variants/${pick(data.variants).id}`, headers: { authorization: `Bearer ${relogin.body?.access_token}` } }, { connections, duration });
+      say(formatTable([service1, twoWorkers]));
+      say();
+      say(`WORKERS=2 / WORKERS=1: ${(twoWorkers.requestsPerSecond / service1.requestsPerSecond).toFixed(2)}x (target >= 1.6x; the load generator runs on the same ${os.cpus().length} cores).`);
+      say();
+    }
+  } finally {
+    service.child.kill('SIGTERM');
+    await service.exited;
+    await scratch?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function startReference(databaseUrl: string) {
+  const { spawn } = await import('node:child_process');
+  const port = portFor();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/reference-server.ts'], {
+    env: { ...process.env, PORT: port, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { child, baseUrl, exited };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error('the reference server did not start');
+}
+
+say(`## Run of ${new Date().toISOString()} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}`);
+say();
+if (options.scale) {
+  await runScaleComparison(serverUrl, { connections, duration, say, startService: (url) => startService(serviceEnvironment({ url })) });
+} else {
+  const kinds = options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
+  for (const kind of kinds) await benchDatabase(kind);
+}
+
+const readmePath = path.join('bench', 'README.md');
+const readme = await readFile(readmePath, 'utf8');
+const marker = options.scale ? 'scale' : 'results';
+const start = `<!-- ${marker}:start -->`;
+const end = `<!-- ${marker}:end -->`;
+const before = readme.slice(0, readme.indexOf(start) + start.length);
+const after = readme.slice(readme.indexOf(end));
+await writeFile(readmePath, `${before}\n${report.join('\n')}\n${after}`);
+console.log(`wrote the figures into ${readmePath}`);
