@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -36,8 +37,35 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   };
 }
 
+/**
+ * Runs every parameterised query as a named prepared statement, so PostgreSQL parses and
+ * plans each distinct statement once per connection instead of on every request. Kysely
+ * emits a fixed text per query shape, so the set of names stays small.
+ */
+class PreparingClient extends pg.Client {
+  // pg's overloads cannot be restated in a subclass; the arguments pass through unchanged.
+  override query(...args: any[]): any {
+    const [text, values] = args;
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2) {
+      return super.query({ name: statementName(text), text, values });
+    }
+    return (super.query as (...rest: any[]) => any)(...args);
+  }
+}
+
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `k_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 function createPool(connectionString: string, max: number): pg.Pool {
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString,
     max,
     // Bounds the wait for a connection (pooled or new), so an outage answers 503 within seconds.
