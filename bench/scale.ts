@@ -87,7 +87,7 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
       ['product page', 'select * from variants where product_id = $1 order by created_at asc, id asc limit 21', ['scale-product-25000']],
       [
         'deep users page',
-        `select * from users where deleted_at is null and (created_at < $1 or (created_at = $1 and id < $2))
+        `select * from users where deleted_at is null and (created_at, id) < ($1, $2)
          order by created_at desc, id desc limit 21`,
         [cursorRow.created_at, cursorRow.id],
       ],

@@ -4,6 +4,7 @@ import type { Database, LedgerRow, UserRow } from '../db/tables.js';
 import { assertIfMatch } from '../http/etag.js';
 import { AppError, notFound, validationFailed } from '../http/errors.js';
 import type { PageRequest } from '../http/pagination.js';
+import { afterCursor } from '../db/keyset.js';
 import { MAX_BALANCE } from './balance-schemas.js';
 import { findUserByIdForUpdate, updateUser } from './user-repository.js';
 
@@ -51,10 +52,8 @@ export async function applyBalanceChange(
 export function listLedgerEntries(db: Kysely<Database>, userId: string, page: PageRequest): Promise<LedgerRow[]> {
   let query = db.selectFrom('balance_ledger').selectAll().where('user_id', '=', userId);
   if (page.after) {
-    const { createdAt, id } = page.after;
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
+    const after = page.after;
+    query = query.where((eb) => afterCursor(eb, after, 'older'));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
 import type { PageRequest } from '../http/pagination.js';
+import { afterCursor } from '../db/keyset.js';
 
 export interface Caller {
   id: string;
@@ -106,10 +107,8 @@ function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
 export function listUsers(db: Kysely<Database>, filter: UserFilter, page: PageRequest): Promise<UserRow[]> {
   let query = filteredUsers(db, filter).selectAll();
   if (page.after) {
-    const { createdAt, id } = page.after;
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
+    const after = page.after;
+    query = query.where((eb) => afterCursor(eb, after, 'older'));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
 }

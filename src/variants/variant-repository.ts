@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import type { PageRequest } from '../http/pagination.js';
+import { afterCursor } from '../db/keyset.js';
 
 export interface VariantFields {
   product_id: string;
@@ -55,10 +56,8 @@ export async function deleteVariant(db: Kysely<Database>, id: string): Promise<v
 export function listVariantsOfProduct(db: Kysely<Database>, productId: string, page: PageRequest): Promise<VariantRow[]> {
   let query = db.selectFrom('variants').selectAll().where('product_id', '=', productId);
   if (page.after) {
-    const { createdAt, id } = page.after;
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '>', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '>', id)])]),
-    );
+    const after = page.after;
+    query = query.where((eb) => afterCursor(eb, after, 'newer'));
   }
   return query.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(page.limit + 1).execute();
 }
