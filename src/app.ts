@@ -16,7 +16,7 @@ import type { DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Database } from './db/tables.js';
 import { addAuthentication } from './http/authenticate.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { registerErrorHandler, sendProblem, toAppError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerNotFoundHandler } from './http/method-not-allowed.js';
 import { openApiDocument } from './http/openapi.js';
@@ -75,6 +75,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors Fastify raises before routing (a malformed percent-encoding in the path).
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return sendProblem(reply, toAppError(error, request.id));
+    },
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

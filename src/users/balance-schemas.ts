@@ -9,9 +9,10 @@ export const BalanceChangeBody = Type.Union(
   [
     Type.Object(
       {
+        // Wide bounds on purpose: a result below zero is 409 insufficient_funds, above 1e15 a 400.
         delta: Type.Integer({
-          minimum: -MAX_BALANCE,
-          maximum: MAX_BALANCE,
+          minimum: -Number.MAX_SAFE_INTEGER,
+          maximum: Number.MAX_SAFE_INTEGER,
           not: { const: 0 },
           description: 'Non-zero amount added atomically.',
         }),

@@ -84,6 +84,7 @@ function requests(targets: FuzzTargets) {
   const idSegment = fc.oneof(uuid, oddStrings.map((value) => encodeURIComponent(value)));
   const skuSegment = fc.oneof(fc.constantFrom(...targets.skus), oddStrings.map((value) => encodeURIComponent(value)));
   const path = fc.oneof(
+    fc.constantFrom('/api/variants/sku/%E0%A4%A', '/api/users/%', '/api/variants/%zz', '/api/users/profile/%'),
     fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku'),
     idSegment.map((id) => `/api/users/${id}`),
     fc.tuple(idSegment, fc.constantFrom('role', 'status', 'balance', 'balance/ledger', 'nothing')).map(([id, tail]) => `/api/users/${id}/${tail}`),

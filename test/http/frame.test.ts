@@ -86,6 +86,13 @@ describe('HTTP frame', () => {
     }
   });
 
+  it('answers a malformed percent-encoding in the path with 400 invalid_parameter', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/api/variants/sku/%E0%A4%A', headers: admin.auth });
+    assert.equal(response.statusCode, 400);
+    assert.equal(problemOf(response).code, 'invalid_parameter');
+    assert.ok(response.headers['x-request-id']);
+  });
+
   it('refuses unknown body fields, wrong types and bounds with 400 validation_failed and field paths', async () => {
     const unknown = await testApp.app.inject({
       method: 'PUT',

@@ -60,6 +60,9 @@ describe('balance', () => {
     const response = await changeBalance(user.id, { delta: -101, reason: 'too much' });
     assert.equal(response.statusCode, 409);
     assert.equal(problemOf(response).code, 'insufficient_funds');
+    const huge = await changeBalance(user.id, { delta: -2e15, reason: 'far too much' });
+    assert.equal(huge.statusCode, 409);
+    assert.equal(problemOf(huge).code, 'insufficient_funds');
     assert.equal(await storedBalance(user.id), 100);
     assert.equal(await ledgerSum(user.id), 100);
   });
@@ -69,6 +72,7 @@ describe('balance', () => {
     await changeBalance(user.id, { balance: 1e15, reason: 'max' });
     const response = await changeBalance(user.id, { delta: 1, reason: 'over' });
     assert.equal(response.statusCode, 400);
+    assert.equal((await changeBalance(user.id, { delta: 2e15, reason: 'way over' })).statusCode, 400);
     assert.equal(problemOf(response).code, 'validation_failed');
     assert.equal(await storedBalance(user.id), 1e15);
   });
