@@ -19,6 +19,7 @@ import { addAuthentication } from './http/authenticate.js';
 import { registerErrorHandler, sendProblem, toAppError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerNotFoundHandler } from './http/method-not-allowed.js';
+import { registerAdminConsole } from './http/admin-console.js';
 import { openApiDocument } from './http/openapi.js';
 import { operationsRoutes } from './http/operations-routes.js';
 import { ProblemSchema } from './http/problem-schema.js';
@@ -127,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  await registerAdminConsole(app);
   await app.register(operationsRoutes);
   await app.register(authRoutes, { prefix: '/api/auth' });
   await app.register(

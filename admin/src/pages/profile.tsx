@@ -1,0 +1,68 @@
+import { useState } from 'preact/hooks';
+import { api, replaceTokens, type ApiError, type User } from '../api';
+import { Field, ProblemMessage, asApiError } from '../components';
+
+export function ProfilePage(props: { me: User; onChanged: (user: User) => void }) {
+  const [name, setName] = useState(props.me.name);
+  const [email, setEmail] = useState(props.me.email);
+  const [phone, setPhone] = useState(props.me.phone ?? '');
+  const [profileError, setProfileError] = useState<ApiError>();
+  const [saved, setSaved] = useState(false);
+  const [currentPassword, setCurrentPassword] = useState('');
+  const [newPassword, setNewPassword] = useState('');
+  const [passwordError, setPasswordError] = useState<ApiError>();
+  const [passwordChanged, setPasswordChanged] = useState(false);
+
+  const saveProfile = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const reply = await api<User>('PUT', '/api/users/profile', { name, email, phone: phone === '' ? null : phone });
+      props.onChanged(reply.body);
+      setProfileError(undefined);
+      setSaved(true);
+    } catch (caught) {
+      setProfileError(asApiError(caught));
+      setSaved(false);
+    }
+  };
+
+  const changePassword = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const reply = await api<{ access_token: string; refresh_token: string }>('PUT', '/api/users/change-password', {
+        current_password: currentPassword,
+        new_password: newPassword,
+      });
+      replaceTokens(reply.body);
+      setPasswordError(undefined);
+      setPasswordChanged(true);
+      setCurrentPassword('');
+      setNewPassword('');
+    } catch (caught) {
+      setPasswordError(asApiError(caught));
+      setPasswordChanged(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="profile-title">
+      <h1 id="profile-title">My profile</h1>
+      <form class="card" onSubmit={saveProfile} aria-label="Profile">
+        <Field label="Name" name="name" value={name} onInput={setName} error={profileError} required />
+        <Field label="Email" name="email" value={email} onInput={setEmail} error={profileError} type="email" required />
+        <Field label="Phone" name="phone" value={phone} onInput={setPhone} error={profileError} />
+        <ProblemMessage error={profileError} />
+        {saved && <p role="status">Saved.</p>}
+        <button type="submit">Save profile</button>
+      </form>
+      <form class="card" onSubmit={changePassword} aria-label="Change password">
+        <h2>Change password</h2>
+        <Field label="Current password" name="current_password" type="password" value={currentPassword} onInput={setCurrentPassword} error={passwordError} autoComplete="current-password" required />
+        <Field label="New password (8 to 128 characters)" name="new_password" type="password" value={newPassword} onInput={setNewPassword} error={passwordError} autoComplete="new-password" required />
+        <ProblemMessage error={passwordError} />
+        {passwordChanged && <p role="status">Password changed; other sessions were signed out.</p>}
+        <button type="submit">Change password</button>
+      </form>
+    </section>
+  );
+}
