@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { createScratchDatabase } from '../scripts/scratch-database.js';
 import { postJson, startService } from '../scripts/service-process.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
@@ -32,25 +32,6 @@ const say = (line = '') => {
   report.push(line);
 };
 const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
-
-async function scratchDatabase() {
-  const name = `bench_${randomUUID().slice(0, 8)}`;
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(`create database ${name}`);
-  await client.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists ${name} with (force)`);
-      await dropper.end();
-    },
-  };
-}
 
 const portFor = () => String(40000 + Math.floor(Math.random() * 20000));
 
@@ -115,7 +96,7 @@ async function readRss(pid: number): Promise<number> {
 }
 
 async function benchDatabase(kind: 'postgres' | 'pglite') {
-  const scratch = kind === 'postgres' ? await scratchDatabase() : undefined;
+  const scratch = kind === 'postgres' ? await createScratchDatabase(serverUrl, 'bench') : undefined;
   const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
   const database = scratch ? { url: scratch.url } : { dataDir: dataDir! };
   let service = await startService(serviceEnvironment(database));
@@ -168,23 +149,8 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   }
 }
 
-async function startReference(databaseUrl: string) {
-  const { spawn } = await import('node:child_process');
-  const port = portFor();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/reference-server.ts'], {
-    env: { ...process.env, PORT: port, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 200; attempt++) {
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { child, baseUrl, exited };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  throw new Error('the reference server did not start');
+function startReference(databaseUrl: string) {
+  return startService({ PORT: portFor(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/reference-server.ts');
 }
 
 say(`## Run of ${new Date().toISOString()} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}`);

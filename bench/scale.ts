@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { createScratchDatabase } from '../scripts/scratch-database.js';
 import { postJson } from '../scripts/service-process.js';
 import { formatTable, measure, type Figures } from './measure.js';
 
@@ -40,14 +40,9 @@ async function deepCursor(client: pg.Client, offset: number): Promise<string> {
 
 export async function runScaleComparison(serverUrl: string, options: ScaleOptions): Promise<void> {
   const { say } = options;
-  const name = `scale_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const service = await options.startService(url.toString());
-  const client = new pg.Client({ connectionString: url.toString() });
+  const scratch = await createScratchDatabase(serverUrl, 'scale');
+  const service = await options.startService(scratch.url);
+  const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   try {
     const login = await postJson(`${service.baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
@@ -105,7 +100,6 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
     await client.end();
     service.child.kill('SIGTERM');
     await service.exited;
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await scratch.drop();
   }
 }

@@ -5,18 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { createScratchDatabase } from './scratch-database.js';
 import { postJson, startService } from './service-process.js';
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const databaseName = `crash_${randomUUID().slice(0, 8)}`;
-const admin = new pg.Client({ connectionString: serverUrl });
-await admin.connect();
-await admin.query(`create database ${databaseName}`);
-const databaseUrl = new URL(serverUrl);
-databaseUrl.pathname = `/${databaseName}`;
+const scratch = await createScratchDatabase(serverUrl, 'crash');
 
 const environment = {
-  DATABASE_URL: databaseUrl.toString(),
+  DATABASE_URL: scratch.url,
   PORT: String(31000 + Math.floor(Math.random() * 10000)),
   JWT_SECRET: randomUUID() + randomUUID(),
   ADMIN_EMAIL: 'crash-admin@example.com',
@@ -79,8 +75,7 @@ try {
   service.child.kill('SIGTERM');
   await service.exited;
 } finally {
-  await admin.query(`drop database if exists ${databaseName} with (force)`);
-  await admin.end();
+  await scratch.drop();
 }
 console.log(failures === 0 ? 'crash safety: OK' : 'crash safety: FAILED');
 process.exit(failures === 0 ? 0 : 1);

@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
-/** Starts `src/server.ts` as a child process and resolves once it answers /healthz. */
-export async function startService(environment: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
+/** Starts a server script (the service by default) as a child process; resolves once it answers /healthz. */
+export async function startService(
+  environment: Record<string, string>,
+  script = 'src/server.ts',
+): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
   const port = environment.PORT ?? '3000';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...environment },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

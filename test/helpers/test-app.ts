@@ -1,9 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { createScratchDatabase as createDatabaseOn } from '../../scripts/scratch-database.js';
 
 export const ADMIN_EMAIL = 'root-admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';
@@ -34,26 +34,11 @@ export function testConfig(environment: Record<string, string> = {}, databaseUrl
   );
 }
 
-/** Creates an empty database on the server named by DATABASE_URL; returns its URL and a dropper. */
+/** Creates an empty database on the server named by DATABASE_URL. */
 export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) throw new Error('createScratchDatabase needs DATABASE_URL');
-  const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: baseUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
+  return createDatabaseOn(baseUrl);
 }
 
 export async function openTestDatabase(databaseUrl: string | undefined): Promise<DatabaseHandle> {
