@@ -25,6 +25,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['auth'],
+        security: [],
         summary: 'Create an account (role user, status active)',
         description: 'Closed with 403 `forbidden` when ALLOW_REGISTRATION=false.',
         body: RegisterBody,
@@ -68,6 +69,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['auth'],
+        security: [],
         summary: 'Exchange email and password for a token pair',
         description:
           'Unknown email and wrong password get the same 401 `invalid_credentials` in about the same time. ' +
@@ -102,6 +104,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['auth'],
+        security: [],
         summary: 'Rotate a refresh token into a new token pair',
         description:
           'The presented refresh token is spent. Presenting a spent one again revokes its whole family ' +
@@ -118,6 +121,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['auth'],
+        security: [],
         summary: 'Revoke a refresh token',
         description: 'Always 204, whether or not the token was known, so the reply reveals nothing.',
         body: RefreshTokenBody,

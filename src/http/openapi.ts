@@ -15,6 +15,12 @@ export function openApiDocument(config: Config) {
         'Lists are keyset-paged: `limit` (1..100), opaque `cursor`, `include_total`. Query strings, like bodies, are closed:',
         'an unknown parameter is a 400 `validation_failed`. Authorisation is checked before the request is validated, so a',
         'caller without the role gets 403 even for a malformed request. Logout always answers 204.',
+        'An Authorization header that is not `Bearer …` counts as none (401 `unauthenticated`). Unknown methods on a',
+        'known path get 405 before any authentication. Paths are matched exactly: a trailing slash is another path (404).',
+        'X-Request-Id is echoed when it is 1..128 characters of [A-Za-z0-9._:-], otherwise a UUID is generated.',
+        'Rate limits: login counts per client address and lower-cased email; every other route per authenticated caller',
+        '(per address before authentication). Idempotency-Key: a 2xx or 4xx reply is stored and replayed; a 5xx frees the',
+        'key for a retry. The console at /admin is a static page over this same API.',
       ].join(' '),
     },
     components: {
