@@ -1,13 +1,17 @@
 /**
  * The bare reference: one Fastify route running the same single query as
- * GET /api/variants/{id}, with no auth, no validation and no serialisation schema.
+ * GET /api/variants/{id}, with no auth, no validation and no serialisation schema. With
+ * REFERENCE_CALLER_ID it first runs the caller lookup the service makes on every request
+ * (API.md section 3), which shows how much of the gap is that second round trip.
  */
 import Fastify from 'fastify';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const callerId = process.env.REFERENCE_CALLER_ID;
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
+  if (callerId) await pool.query('select id, role, status, session_version from users where id = $1 and deleted_at is null', [callerId]);
   const result = await pool.query('select * from variants where id = $1', [request.params.id]);
   if (result.rows.length === 0) return reply.code(404).send({ code: 'not_found' });
   return result.rows[0];

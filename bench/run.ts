@@ -110,14 +110,15 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     say();
 
     if (scratch) {
-      const reference = await startReference(scratch.url);
-      const referenceFigures = await measure(reference.baseUrl, { name: 'reference GET /variants/{id}', path: () => `/variants/${pick(data.variants).id}` }, { connections, duration });
-      reference.child.kill('SIGTERM');
-      await reference.exited;
+      const variantIds = data.variants.map((variant) => variant.id);
+      const referenceFigures = await measureReference(scratch.url, 'bare reference: 1 query', variantIds);
+      const adminId = String((await (await fetch(`${service.baseUrl}/api/users/profile`, { headers: data.auth })).json()).id);
+      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 queries', variantIds, adminId);
       const service1 = rows[0]!;
-      say(formatTable([referenceFigures, service1]));
+      say(formatTable([referenceFigures, twoQueryFigures, service1]));
       say();
       say(`Service / bare reference: throughput ${(service1.requestsPerSecond / referenceFigures.requestsPerSecond).toFixed(2)}x (target >= 0.6x), p99 ${(service1.p99 / Math.max(referenceFigures.p99, 1)).toFixed(2)}x the reference's (target <= 2x).`);
+      say(`Service / reference with the caller lookup: throughput ${(service1.requestsPerSecond / twoQueryFigures.requestsPerSecond).toFixed(2)}x.`);
       say();
 
       const before = await readRss(service.child.pid!);
@@ -149,8 +150,21 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   }
 }
 
-function startReference(databaseUrl: string) {
-  return startService({ PORT: portFor(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/reference-server.ts');
+function startReference(databaseUrl: string, callerId?: string) {
+  return startService(
+    { PORT: portFor(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
+    'bench/reference-server.ts',
+  );
+}
+
+async function measureReference(databaseUrl: string, name: string, variantIds: string[], callerId?: string) {
+  const reference = await startReference(databaseUrl, callerId);
+  try {
+    return await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, { connections, duration });
+  } finally {
+    reference.child.kill('SIGTERM');
+    await reference.exited;
+  }
 }
 
 say(`## Run of ${new Date().toISOString()} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}`);
