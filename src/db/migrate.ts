@@ -1,11 +1,13 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { initialSchema } from './migrations/0001-initial-schema.js';
 import { rowValueKeysetIndexes } from './migrations/0002-row-value-keyset-indexes.js';
+import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-without-foreign-key.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-row-value-keyset-indexes': rowValueKeysetIndexes,
+  '0003-ledger-actor-without-foreign-key': ledgerActorWithoutForeignKey,
 };
 
 const staticProvider: MigrationProvider = {

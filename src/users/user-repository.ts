@@ -58,21 +58,20 @@ export function updateUser(db: Kysely<Database>, id: string, change: UserUpdate)
 }
 
 /**
- * Locks every active admin, in id order. Role changes, suspensions and deletions that could
- * remove an admin all take these locks first, so two of them cannot each see the other as
- * the remaining admin.
+ * Locks every active admin and the target, in one statement and in id order. Role changes,
+ * suspensions and deletions all lock this way, so two of them can neither deadlock nor each
+ * see the other as the remaining admin. Returns the ids of the active admins it locked.
  */
-export async function lockActiveAdminIds(db: Kysely<Database>): Promise<string[]> {
+export async function lockActiveAdminsAndTarget(db: Kysely<Database>, targetId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('users')
-    .select('id')
-    .where('role', '=', 'admin')
-    .where('status', '=', 'active')
+    .select(['id', 'role', 'status'])
     .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb.and([eb('role', '=', 'admin'), eb('status', '=', 'active')]), eb('id', '=', targetId)]))
     .orderBy('id')
     .forUpdate()
     .execute();
-  return rows.map((row) => row.id);
+  return rows.filter((row) => row.role === 'admin' && row.status === 'active').map((row) => row.id);
 }
 
 export async function anyAdminExists(db: Kysely<Database>): Promise<boolean> {

@@ -5,7 +5,7 @@ import type { Database, Role, UserRow, UserStatus, UserUpdate } from '../db/tabl
 import { inTransaction } from '../db/transaction.js';
 import { assertIfMatch } from '../http/etag.js';
 import { AppError, notFound } from '../http/errors.js';
-import { findUserByIdForUpdate, lockActiveAdminIds, updateUser } from './user-repository.js';
+import { findUserById, findUserByIdForUpdate, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
 export const emailTaken = () => new AppError(409, 'email_taken', 'Another account uses this email address.');
 
@@ -43,9 +43,9 @@ export async function replaceProfile(
 const isActiveAdmin = (user: UserRow) => user.role === 'admin' && user.status === 'active';
 
 /**
- * Applies an admin action that may take away an active admin: locks every active admin
- * first (always in the same order, so two such actions cannot deadlock), then the target,
- * and refuses with `last_admin` when no other active admin would remain.
+ * Applies an admin action that may take away an active admin: locks every active admin and
+ * the target together, in id order, and refuses with `last_admin` when no other active
+ * admin would remain.
  */
 function guardedAdminChange(
   db: Kysely<Database>,
@@ -55,8 +55,8 @@ function guardedAdminChange(
   write: (trx: Transaction<Database>, target: UserRow) => Promise<UserRow>,
 ): Promise<UserRow> {
   return inTransaction(db, async (trx) => {
-    const activeAdminIds = await lockActiveAdminIds(trx);
-    const target = await findUserByIdForUpdate(trx, targetId);
+    const activeAdminIds = await lockActiveAdminsAndTarget(trx, targetId);
+    const target = await findUserById(trx, targetId);
     if (!target) throw notFound('user');
     assertIfMatch(ifMatch, target.version);
     const losesAdmin = isActiveAdmin(target) && !stillActiveAdminAfter(target);
