@@ -54,6 +54,7 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
         { name: `SKU lookup (${size} rows)`, path: () => `/api/variants/sku/scale-${random()}`, headers },
         { name: `product page (${size} rows)`, path: () => `/api/variants/product/scale-product-${Math.floor(random() / 20)}`, headers },
         { name: `users page after ${Math.floor(size * 0.9)} rows`, path: () => `/api/users?limit=20&cursor=${cursor}`, headers },
+        { name: `users search q (${size} rows)`, path: () => `/api/users?limit=20&q=${encodeURIComponent(`user ${random()}`)}`, headers },
       ];
       const rows: Figures[] = [];
       for (const scenario of scenarios) rows.push(await measure(service.baseUrl, scenario, { connections: options.connections, duration: options.duration }));
@@ -80,6 +81,12 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
     const plans: [string, string, unknown[]][] = [
       ['SKU lookup', 'select * from variants where lower(sku) = $1', ['scale-500000']],
       ['product page', 'select * from variants where product_id = $1 order by created_at asc, id asc limit 21', ['scale-product-25000']],
+      [
+        'users search',
+        `select * from users where deleted_at is null and (email ilike $1 or name ilike $1)
+         order by created_at desc, id desc limit 21`,
+        ['%user 456789%'],
+      ],
       [
         'deep users page',
         `select * from users where deleted_at is null and (created_at, id) < ($1, $2)

@@ -2,12 +2,14 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import { initialSchema } from './migrations/0001-initial-schema.js';
 import { rowValueKeysetIndexes } from './migrations/0002-row-value-keyset-indexes.js';
 import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-without-foreign-key.js';
+import { userSearchTrigramIndexes } from './migrations/0004-user-search-trigram-indexes.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-row-value-keyset-indexes': rowValueKeysetIndexes,
   '0003-ledger-actor-without-foreign-key': ledgerActorWithoutForeignKey,
+  '0004-user-search-trigram-indexes': userSearchTrigramIndexes,
 };
 
 const staticProvider: MigrationProvider = {
