@@ -1,8 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createScratchDatabase } from '../scripts/scratch-database.js';
 import { postJson } from '../scripts/service-process.js';
 import { formatTable, measure, type Figures } from './measure.js';
+
+const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
 interface ScaleOptions {
   connections: number;
@@ -15,7 +18,7 @@ interface ScaleOptions {
 async function addRows(client: pg.Client, from: number, to: number): Promise<void> {
   await client.query(
     `insert into users (id, email, name, role, status, password_hash, created_at, updated_at)
-     select gen_random_uuid(), 'scale-' || g || '@example.com', 'Scale user ' || g, 'user', 'active', 'not-a-hash',
+     select gen_random_uuid(), 'u' || substr(md5(g::text), 1, 12) || '@example.com', 'Customer ' || substr(md5(g::text || 'n'), 1, 10), 'user', 'active', 'not-a-hash',
             timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-01-01'
      from generate_series($1::int, $2::int) g`,
     [from, to],
@@ -54,7 +57,8 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
         { name: `SKU lookup (${size} rows)`, path: () => `/api/variants/sku/scale-${random()}`, headers },
         { name: `product page (${size} rows)`, path: () => `/api/variants/product/scale-product-${Math.floor(random() / 20)}`, headers },
         { name: `users page after ${Math.floor(size * 0.9)} rows`, path: () => `/api/users?limit=20&cursor=${cursor}`, headers },
-        { name: `users search q (${size} rows)`, path: () => `/api/users?limit=20&q=${encodeURIComponent(`user ${random()}`)}`, headers },
+        // Emails are md5-derived, as varied as real ones; the search is by a fragment of one.
+        { name: `users search by email (${size} rows)`, path: () => `/api/users?limit=20&q=${md5(String(random())).slice(2, 10)}`, headers },
       ];
       const rows: Figures[] = [];
       for (const scenario of scenarios) rows.push(await measure(service.baseUrl, scenario, { connections: options.connections, duration: options.duration }));
@@ -85,7 +89,7 @@ export async function runScaleComparison(serverUrl: string, options: ScaleOption
         'users search',
         `select * from users where deleted_at is null and (email ilike $1 or name ilike $1)
          order by created_at desc, id desc limit 21`,
-        ['%user 456789%'],
+        [`%${md5('456789').slice(2, 10)}%`],
       ],
       [
         'deep users page',

@@ -38,15 +38,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 }
 
 /**
- * Runs every parameterised query as a named prepared statement, so PostgreSQL parses and
- * plans each distinct statement once per connection instead of on every request. Kysely
- * emits a fixed text per query shape, so the set of names stays small.
+ * Runs parameterised queries as named prepared statements, so PostgreSQL parses and plans
+ * each distinct statement once per connection instead of on every request. Kysely emits a
+ * fixed text per query shape, so the set of names stays small. Pattern searches (ILIKE) are
+ * left unnamed: their best plan depends on the pattern (a trigram index for a rare one), and
+ * a cached generic plan would scan the table for every search.
  */
 class PreparingClient extends pg.Client {
   // pg's overloads cannot be restated in a subclass; the arguments pass through unchanged.
   override query(...args: any[]): any {
     const [text, values] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2) {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2 && !/ ilike /i.test(text)) {
       return super.query({ name: statementName(text), text, values });
     }
     return (super.query as (...rest: any[]) => any)(...args);
