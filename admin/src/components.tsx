@@ -54,3 +54,31 @@ export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   return new ApiError({ status: 0, code: 'network', detail: 'The service could not be reached.' });
 }
+
+/** A labelled choice among fixed values; `anyLabel` adds an empty first option (no filter). */
+export function Select(props: {
+  label: string;
+  name: string;
+  value: string;
+  options: readonly string[];
+  onChange: (value: string) => void;
+  anyLabel?: string;
+  hideLabel?: boolean;
+}) {
+  return (
+    <label>
+      <span class={props.hideLabel ? 'visually-hidden' : undefined}>{props.label}</span>
+      <select name={props.name} value={props.value} onChange={(event) => props.onChange((event.target as HTMLSelectElement).value)}>
+        {props.anyLabel !== undefined && <option value="">{props.anyLabel}</option>}
+        {props.options.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+export const ROLES = ['user', 'manager', 'admin'] as const;
+export const STATUSES = ['active', 'suspended'] as const;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, formatMoney, type ApiError, type LedgerEntry, type Page, type User } from '../api';
-import { Field, ProblemMessage, asApiError } from '../components';
+import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError } from '../components';
 
 export function UserDetailPage(props: { id: string; me: User }) {
   const isAdmin = props.me.role === 'admin';
@@ -84,14 +84,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
         <dt>Role</dt>
         <dd>
           {isAdmin ? (
-            <label>
-              <span class="visually-hidden">Role</span>
-              <select name="role" value={user.role} onChange={(event) => void change('role', (event.target as HTMLSelectElement).value)}>
-                <option value="user">user</option>
-                <option value="manager">manager</option>
-                <option value="admin">admin</option>
-              </select>
-            </label>
+            <Select label="Role" name="role" value={user.role} options={ROLES} onChange={(value) => void change('role', value)} hideLabel />
           ) : (
             user.role
           )}
@@ -99,13 +92,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
         <dt>Status</dt>
         <dd>
           {isAdmin ? (
-            <label>
-              <span class="visually-hidden">Status</span>
-              <select name="status" value={user.status} onChange={(event) => void change('status', (event.target as HTMLSelectElement).value)}>
-                <option value="active">active</option>
-                <option value="suspended">suspended</option>
-              </select>
-            </label>
+            <Select label="Status" name="status" value={user.status} options={STATUSES} onChange={(value) => void change('status', value)} hideLabel />
           ) : (
             user.status
           )}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, formatMoney, type ApiError, type Page, type User } from '../api';
-import { ProblemMessage, asApiError } from '../components';
+import { ProblemMessage, ROLES, STATUSES, Select, asApiError } from '../components';
 
 export function UsersPage() {
   const [q, setQ] = useState('');
@@ -48,23 +48,8 @@ export function UsersPage() {
         <label>
           Search <input name="q" type="search" value={q} onInput={(event) => setQ((event.target as HTMLInputElement).value)} />
         </label>
-        <label>
-          Role
-          <select name="role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value)}>
-            <option value="">any</option>
-            <option value="user">user</option>
-            <option value="manager">manager</option>
-            <option value="admin">admin</option>
-          </select>
-        </label>
-        <label>
-          Status
-          <select name="status" value={status} onChange={(event) => setStatus((event.target as HTMLSelectElement).value)}>
-            <option value="">any</option>
-            <option value="active">active</option>
-            <option value="suspended">suspended</option>
-          </select>
-        </label>
+        <Select label="Role" name="role" value={role} options={ROLES} onChange={setRole} anyLabel="any" />
+        <Select label="Status" name="status" value={status} options={STATUSES} onChange={setStatus} anyLabel="any" />
         <button type="submit">Search</button>
       </form>
       <ProblemMessage error={error} />
