@@ -84,6 +84,8 @@ describe('admin console in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await edit.getByRole('button', { name: 'Save variant' }).click();
     await edit.getByText('Someone else changed this variant.').waitFor();
     await edit.getByRole('button', { name: 'Reload it' }).click();
+    // The reload clears the message once the fresh copy (and its ETag) is in the form.
+    await edit.getByText('Someone else changed this variant.').waitFor({ state: 'detached' });
     await edit.getByLabel('Name').fill('Console shirt, medium');
     await edit.getByRole('button', { name: 'Save variant' }).click();
     await page.getByRole('cell', { name: 'Console shirt, medium' }).waitFor();
