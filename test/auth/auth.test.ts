@@ -117,7 +117,8 @@ describe('authentication', () => {
     };
     const known = await time(user.email);
     const unknown = await time(uniqueEmail());
-    assert.ok(unknown > known * 0.5 && unknown < known * 2, `known ${known} ms, unknown ${unknown} ms`);
+    // Without the dummy hash an unknown email answers some 30 times faster; the band allows for a busy machine.
+    assert.ok(unknown > known / 3 && unknown < known * 3, `known ${known} ms, unknown ${unknown} ms`);
   });
 
   it('accepts the login email in any letter case', async () => {
