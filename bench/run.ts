@@ -10,8 +10,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createScratchDatabase } from '../scripts/scratch-database.js';
-import { postJson, startService } from '../scripts/service-process.js';
+import { createScratchDatabase } from '../test/helpers/scratch-database.js';
+import { postJson, startService } from '../test/helpers/service-process.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { createScratchDatabase } from '../scripts/scratch-database.js';
-import { postJson } from '../scripts/service-process.js';
+import { encodeCursor } from '../src/http/pagination.js';
+import { createScratchDatabase } from '../test/helpers/scratch-database.js';
+import { postJson } from '../test/helpers/service-process.js';
 import { formatTable, measure, type Figures } from './measure.js';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
@@ -38,7 +39,7 @@ async function deepCursor(client: pg.Client, offset: number): Promise<string> {
   const row = (
     await client.query('select created_at, id from users where deleted_at is null order by created_at desc, id desc offset $1 limit 1', [offset])
   ).rows[0];
-  return Buffer.from(JSON.stringify([new Date(row.created_at).toISOString(), row.id])).toString('base64url');
+  return encodeCursor(new Date(row.created_at), row.id);
 }
 
 export async function runScaleComparison(serverUrl: string, options: ScaleOptions): Promise<void> {

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createScratchDatabase } from './scratch-database.js';
-import { postJson, startService } from './service-process.js';
+import { createScratchDatabase } from '../test/helpers/scratch-database.js';
+import { postJson, startService } from '../test/helpers/service-process.js';
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const scratch = await createScratchDatabase(serverUrl, 'crash');

@@ -1,4 +1,9 @@
 /** The console's only back end is the public API, with the same tokens any client uses. */
+import type { Static } from '@sinclair/typebox';
+import type { Page } from '../../src/http/pagination';
+import type { LedgerEntrySchema } from '../../src/users/balance-schemas';
+import type { UserResponse } from '../../src/users/user-schemas';
+import type { VariantResponse } from '../../src/variants/variant-schemas';
 
 export interface Problem {
   status: number;
@@ -110,45 +115,11 @@ export function replaceTokens(next: Tokens): void {
   storeTokens(next);
 }
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  phone: string | null;
-  role: 'user' | 'manager' | 'admin';
-  status: 'active' | 'suspended';
-  balance: number;
-  currency: string;
-  version: number;
-  created_at: string;
-}
-
-export interface Variant {
-  id: string;
-  product_id: string;
-  sku: string;
-  name: string;
-  price: number;
-  currency: string;
-  stock: number;
-  attributes: Record<string, string>;
-  version: number;
-}
-
-export interface LedgerEntry {
-  id: string;
-  delta: number;
-  balance_after: number;
-  currency: string;
-  reason: string;
-  created_at: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-  total?: number;
-}
+/** The API's shapes, typed from the server's own TypeBox schemas, so the console cannot drift from them. */
+export type User = UserResponse;
+export type Variant = VariantResponse;
+export type LedgerEntry = Static<typeof LedgerEntrySchema>;
+export type { Page };
 
 export const formatMoney = (amount: number, currency: string) =>
   new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount / 100);

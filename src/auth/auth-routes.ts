@@ -1,21 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { isUniqueViolation } from '../db/errors.js';
-import { setEtag } from '../http/etag.js';
 import { AppError, accountSuspended, forbidden } from '../http/errors.js';
+import { setEtag } from '../http/preconditions.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { findUserByEmail, insertUser } from '../users/user-repository.js';
+import { verifyPassword } from '../sessions/passwords.js';
+import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import { rotateRefreshToken } from '../sessions/refresh-rotation.js';
+import { TokenPairSchema } from '../sessions/session-schemas.js';
+import { hashRefreshToken, issueTokenPair } from '../sessions/token-pairs.js';
+import { findUserByEmail } from '../users/user-repository.js';
 import { toUserResponse } from '../users/user-response.js';
 import { UserSchema } from '../users/user-schemas.js';
-import { emailTaken } from '../users/user-service.js';
-import { LoginBody, RefreshTokenBody, RegisterBody, TokenPairSchema } from './auth-schemas.js';
-import { hashPassword, verifyPassword } from './passwords.js';
-import { revokeRefreshTokenByHash } from './refresh-token-repository.js';
-import { rotateRefreshToken } from './refresh.js';
-import { hashRefreshToken, issueTokenPair } from './token-pairs.js';
+import { createUser } from '../users/user-service.js';
+import { LoginBody, RefreshTokenBody, RegisterBody } from './auth-schemas.js';
 
-const invalidCredentials = () => new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+const invalidCredentials = () => new AppError('invalid_credentials', 'The email or password is wrong.');
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
@@ -39,28 +38,10 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { email, password, name, phone } = request.body;
-      const passwordHash = await hashPassword(password);
-      const now = new Date();
-      try {
-        const user = await insertUser(app.db, {
-          id: randomUUID(),
-          email,
-          name,
-          phone: phone ?? null,
-          role: 'user',
-          status: 'active',
-          password_hash: passwordHash,
-          created_at: now,
-          updated_at: now,
-        });
-        setEtag(reply, user.version);
-        reply.header('location', `/api/users/${user.id}`);
-        return reply.code(201).send(toUserResponse(user, config.currency));
-      } catch (error) {
-        if (isUniqueViolation(error, 'users_email_unique')) throw emailTaken();
-        throw error;
-      }
+      const user = await createUser(app.db, { ...request.body, role: 'user' });
+      setEtag(reply, user.version);
+      reply.header('location', `/api/users/${user.id}`);
+      return reply.code(201).send(toUserResponse(user, config.currency));
     },
   );
 
@@ -95,7 +76,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const passwordMatches = await verifyPassword(user?.password_hash, request.body.password);
       if (!user || !passwordMatches) throw invalidCredentials();
       if (user.status === 'suspended') throw accountSuspended();
-      return issueTokenPair(app, app.db, user);
+      return issueTokenPair(app.db, app.tokenIssuer, user);
     },
   );
 
@@ -113,7 +94,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
     },
-    async (request) => rotateRefreshToken(app, app.db, request.body.refresh_token),
+    async (request) => rotateRefreshToken(app.db, app.tokenIssuer, request.body.refresh_token),
   );
 
   app.post(
@@ -129,7 +110,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await revokeRefreshTokenByHash(app.db, hashRefreshToken(request.body.refresh_token));
+      await revokeRefreshTokens(app.db, { token_hash: hashRefreshToken(request.body.refresh_token) });
       return reply.code(204).send(null);
     },
   );

@@ -16,7 +16,6 @@ export interface DatabaseOptions {
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
-  kind: 'postgres' | 'pglite';
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -29,7 +28,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     : new Kysely<Database>({ dialect: new PGliteDialect(await createPGlite(options.dataDir)) });
   return {
     db,
-    kind: options.databaseUrl ? 'postgres' : 'pglite',
     ping: async () => {
       await sql`select 1`.execute(db);
     },

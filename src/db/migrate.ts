@@ -3,6 +3,7 @@ import { initialSchema } from './migrations/0001-initial-schema.js';
 import { rowValueKeysetIndexes } from './migrations/0002-row-value-keyset-indexes.js';
 import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-without-foreign-key.js';
 import { userSearchTrigramIndexes } from './migrations/0004-user-search-trigram-indexes.js';
+import { idempotencyReplyHeaders } from './migrations/0005-idempotency-reply-headers.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002-row-value-keyset-indexes': rowValueKeysetIndexes,
   '0003-ledger-actor-without-foreign-key': ledgerActorWithoutForeignKey,
   '0004-user-search-trigram-indexes': userSearchTrigramIndexes,
+  '0005-idempotency-reply-headers': idempotencyReplyHeaders,
 };
 
 const staticProvider: MigrationProvider = {

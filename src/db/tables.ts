@@ -51,6 +51,7 @@ export interface IdempotencyKeysTable {
   state: 'in_progress' | 'done';
   response_status: number | null;
   response_body: unknown;
+  response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
   locked_until: Date;
   expires_at: Date;
   created_at: Timestamp;

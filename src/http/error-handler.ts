@@ -1,29 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type FieldProblem, type ProblemCode } from './errors.js';
+import { AppError, codeForStatus, invalidParameter, unavailable, type FieldProblem } from './errors.js';
+import { sendProblem } from './problem-reply.js';
 
 const DATABASE_UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH',
-  '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006',
+  '57P01', '57P02', '57P03', '57014', '53300', '08000', '08001', '08003', '08004', '08006',
 ]);
-
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
-
-export function problemBody(error: AppError) {
-  return {
-    type: 'about:blank',
-    title: STATUS_CODES[error.statusCode] ?? 'Error',
-    status: error.statusCode,
-    detail: error.detail,
-    code: error.code,
-    ...(error.errors ? { errors: error.errors } : {}),
-  };
-}
-
-export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
-  if (error.headers) reply.headers(error.headers);
-  return reply.code(error.statusCode).type(PROBLEM_CONTENT_TYPE).send(problemBody(error));
-}
 
 /** Turns whatever was thrown into an AppError; anything unrecognised becomes 500 `internal`. */
 export function toAppError(error: FastifyError & { validationContext?: string }, requestId: string): AppError {
@@ -31,36 +14,31 @@ export function toAppError(error: FastifyError & { validationContext?: string },
   if (error.validation) {
     const problems = error.validation.map(describeValidationProblem);
     if (error.validationContext === 'params') {
-      return new AppError(400, 'invalid_parameter', 'A path parameter is malformed.', problems);
+      return new AppError('invalid_parameter', 'A path parameter is malformed.', problems);
     }
-    return new AppError(400, 'validation_failed', 'The request does not match the schema.', problems);
+    return new AppError('validation_failed', 'The request does not match the schema.', problems);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'unsupported_media_type', 'Send the body as application/json.');
+      return new AppError('unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError(413, 'payload_too_large', 'The body is larger than 64 KiB.');
+      return new AppError('payload_too_large', 'The body is larger than the service accepts.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError(400, 'malformed_json', 'The body is not valid JSON.');
+      return new AppError('malformed_json', 'The body is not valid JSON.');
     case 'FST_ERR_BAD_URL':
-      return new AppError(400, 'invalid_parameter', 'The URL is malformed.');
+      return invalidParameter('The URL is malformed.');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
-    return new AppError(400, 'malformed_json', 'The body is not valid JSON.');
+    return new AppError('malformed_json', 'The body is not valid JSON.');
   }
-  if (isDatabaseUnavailable(error)) {
-    return new AppError(503, 'unavailable', 'The database is unavailable; try again shortly.', undefined, { 'retry-after': '5' });
-  }
+  if (isDatabaseUnavailable(error)) return unavailable();
   const status = error.statusCode;
-  if (status && status >= 400 && status < 500) {
-    const code: ProblemCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
-    return new AppError(status, code, STATUS_CODES[status] ?? 'Bad request');
-  }
-  return new AppError(500, 'internal', `An unexpected error occurred (request id ${requestId}).`);
+  if (status && status >= 400 && status < 500) return new AppError(codeForStatus(status), STATUS_CODES[status] ?? 'Bad request');
+  return new AppError('internal', `An unexpected error occurred (request id ${requestId}).`);
 }
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+function isDatabaseUnavailable(error: unknown): boolean {
   const candidate = error as { code?: string; message?: string } | undefined;
   if (!candidate) return false;
   if (candidate.code && DATABASE_UNAVAILABLE_CODES.has(candidate.code)) return true;

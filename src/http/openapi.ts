@@ -1,7 +1,12 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { ProblemSchema } from './problem-schema.js';
 
 /** The top of the OpenAPI document; the paths come from the route schemas. */
-export function openApiDocument(config: Config) {
+function openApiDocument(config: Config) {
   return {
     openapi: '3.1.0',
     info: {
@@ -36,3 +41,20 @@ export function openApiDocument(config: Config) {
     ],
   };
 }
+
+/**
+ * /openapi.json and /docs, generated from the route schemas. Register it before any route:
+ * it collects them as they are added. Areas add their shared schemas with `app.addSchema`.
+ */
+export const openApiPlugin = fastifyPlugin(
+  async (app: FastifyInstance, options: { config: Config }) => {
+    app.addSchema(ProblemSchema);
+    await app.register(fastifySwagger, {
+      openapi: openApiDocument(options.config),
+      refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) },
+    });
+    await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  },
+  { name: 'openapi' },
+);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError } from './errors.js';
+import { unavailable } from './errors.js';
 import { problemResponses } from './problem-schema.js';
 
 const Health = Type.Object({ status: Type.Literal('ok') });
@@ -26,7 +26,7 @@ export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         await app.database.ping();
       } catch {
-        throw new AppError(503, 'unavailable', 'The database does not answer.', undefined, { 'retry-after': '5' });
+        throw unavailable('The database does not answer.');
       }
       return { status: 'ok' as const };
     },

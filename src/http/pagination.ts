@@ -1,41 +1,52 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import type { PageRequest } from '../db/list-queries.js';
+import { CANONICAL_UUID } from './common-schemas.js';
 import { invalidParameter } from './errors.js';
 
-export interface PageRequest {
-  limit: number;
-  after?: { createdAt: Date; id: string } | undefined;
-}
+const DEFAULT_PAGE_SIZE = 20;
+const MAX_CURSOR_LENGTH = 200;
+// Dates PostgreSQL's timestamptz and JSON both hold without surprise; a cursor outside them is forged.
+const EARLIEST_CURSOR_TIME = Date.UTC(1, 0, 1);
+const LATEST_CURSOR_TIME = Date.UTC(9999, 11, 31);
 
 export const PageQuery = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE, description: 'Page size, 1 to 100.' })),
   cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 200, description: 'Opaque cursor: `next_cursor` of the previous page.' }),
+    Type.String({ minLength: 1, description: 'Opaque cursor: `next_cursor` of the previous page. A malformed one is 400 `invalid_parameter`.' }),
   ),
-  include_total: Type.Boolean({ default: false, description: 'Add `total`, the count of all rows matching the filters.' }),
+  include_total: Type.Optional(
+    Type.Boolean({ default: false, description: 'Add `total`, the count of all rows matching the filters.' }),
+  ),
 };
+
+export interface PageParameters {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+  include_total?: boolean | undefined;
+}
 
 export function PageSchema<Item extends TSchema>(item: Item) {
   return Type.Object({
     items: Type.Array(item),
     next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Cursor of the next page; null on the last page.' }),
-    total: Type.Optional(Type.Integer({ minimum: 0 })),
+    total: Type.Optional(Type.Integer({ minimum: 0, description: 'With `include_total=true`: every row that matches the filters.' })),
   });
 }
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function encodeCursor(createdAt: Date, id: string): string {
   return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
 }
 
-export function pageRequest(query: { limit: number; cursor?: string | undefined }): PageRequest {
-  if (query.cursor === undefined) return { limit: query.limit };
-  return { limit: query.limit, after: decodeCursor(query.cursor) };
+function pageRequest(query: PageParameters): PageRequest {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  if (query.cursor === undefined) return { limit };
+  return { limit, after: decodeCursor(query.cursor) };
 }
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   let decoded: unknown;
   try {
+    if (cursor.length > MAX_CURSOR_LENGTH) throw new RangeError('too long');
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     throw invalidParameter('The cursor is malformed.');
@@ -43,23 +54,36 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   if (Array.isArray(decoded) && decoded.length === 2) {
     const [timestamp, id] = decoded as unknown[];
     const createdAt = typeof timestamp === 'string' ? new Date(timestamp) : undefined;
-    if (createdAt && !Number.isNaN(createdAt.getTime()) && typeof id === 'string' && UUID_PATTERN.test(id)) {
+    const time = createdAt?.getTime() ?? Number.NaN;
+    if (createdAt && time >= EARLIEST_CURSOR_TIME && time <= LATEST_CURSOR_TIME && typeof id === 'string' && CANONICAL_UUID.test(id)) {
       return { createdAt, id };
     }
   }
   throw invalidParameter('The cursor is malformed.');
 }
 
-/** Rows were fetched with limit + 1; the extra row only says that another page exists. */
-export function toPage<Row extends { created_at: Date; id: string }, Item>(
-  rows: Row[],
-  limit: number,
-  toItem: (row: Row) => Item,
-): { items: Item[]; next_cursor: string | null } {
-  const pageRows = rows.slice(0, limit);
+export interface Page<Item> {
+  items: Item[];
+  next_cursor: string | null;
+  total?: number;
+}
+
+/**
+ * One list reply: reads the page (one row more than asked, see keysetPage), turns rows into
+ * items, sets `next_cursor` from the last row, and counts every match when asked.
+ */
+export async function listPage<Row extends { created_at: Date; id: string }, Item>(
+  query: PageParameters,
+  source: { rows: (page: PageRequest) => Promise<Row[]>; count: () => Promise<number>; toItem: (row: Row) => Item },
+): Promise<Page<Item>> {
+  const page = pageRequest(query);
+  const rows = await source.rows(page);
+  const pageRows = rows.slice(0, page.limit);
   const last = pageRows.at(-1);
-  return {
-    items: pageRows.map(toItem),
-    next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null,
+  const body: Page<Item> = {
+    items: pageRows.map(source.toItem),
+    next_cursor: rows.length > page.limit && last ? encodeCursor(last.created_at, last.id) : null,
   };
+  if (query.include_total) body.total = await source.count();
+  return body;
 }

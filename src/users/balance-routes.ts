@@ -1,16 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
 import { IdParams } from '../http/common-schemas.js';
-import { PROBLEM_CONTENT_TYPE } from '../http/error-handler.js';
-import { setEtag } from '../http/etag.js';
 import { forbidden, notFound } from '../http/errors.js';
-import { PageQuery, PageSchema, pageRequest, toPage } from '../http/pagination.js';
+import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { etagOf, IfMatchHeader } from '../http/preconditions.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { inTransaction } from '../db/transaction.js';
-import { applyBalanceChange, countLedgerEntries, listLedgerEntries, toLedgerEntryResponse } from './balance-ledger.js';
-import { BalanceChangeBody, BalanceHeaders, LedgerEntrySchema } from './balance-schemas.js';
-import { requestFingerprint, runIdempotently, type StoredReply } from './idempotency-keys.js';
+import { countLedgerEntries, listLedgerEntries } from './balance-repository.js';
+import { toLedgerEntryResponse } from './balance-response.js';
+import { BalanceChangeBody, LedgerEntrySchema } from './balance-schemas.js';
+import { applyBalanceChange } from './balance-service.js';
 import { findUserById } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import { UserSchema } from './user-schemas.js';
@@ -29,7 +28,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`delta` adds atomically; `balance` sets. Every change, a set to the same value included, writes a ledger ' +
           'entry in the same transaction. Below zero: 409 `insufficient_funds`; above 1e15: 400 `validation_failed`.',
         params: IdParams,
-        headers: BalanceHeaders,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader, 'if-match': IfMatchHeader }),
         body: BalanceChangeBody,
         response: {
           200: Type.Ref(UserSchema),
@@ -37,28 +36,17 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
-      const userId = request.params.id.toLowerCase();
-      const change = request.body;
-      const ifMatch = request.headers['if-match'];
-      const work = async (trx: Parameters<Parameters<typeof inTransaction>[1]>[0]): Promise<StoredReply> => {
-        const user = await applyBalanceChange(trx, { userId, actorId: request.caller.id, currency, ifMatch, change });
-        return { status: 200, body: toUserResponse(user, currency) };
-      };
-      const key = request.headers['idempotency-key'];
-      const result = key
-        ? await runIdempotently(
-            app.db,
-            { ownerId: request.caller.id, key, fingerprint: requestFingerprint('PUT', `/api/users/${userId}/balance`, change) },
-            work,
-          )
-        : await inTransaction(app.db, work);
-      // The reply may be a replay, of a success or of a refusal, so it is sent as stored.
-      const rawReply = reply as FastifyReply;
-      if (result.status >= 400) return rawReply.code(result.status).type(PROBLEM_CONTENT_TYPE).send(result.body);
-      setEtag(reply, (result.body as { version: number }).version);
-      return rawReply.code(result.status).send(result.body);
-    },
+    async (request, reply) =>
+      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+        const user = await applyBalanceChange(trx, {
+          userId: request.params.id,
+          actorId: request.caller.id,
+          currency,
+          ifMatch: request.headers['if-match'],
+          change: request.body,
+        });
+        return { status: 200, headers: { etag: etagOf(user.version) }, body: toUserResponse(user, currency) };
+      }),
   );
 
   app.get(
@@ -73,13 +61,14 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const userId = request.params.id.toLowerCase();
+      const userId = request.params.id;
       if (request.caller.role !== 'admin' && request.caller.id !== userId) throw forbidden();
       if (!(await findUserById(app.db, userId))) throw notFound('user');
-      const page = pageRequest(request.query);
-      const rows = await listLedgerEntries(app.db, userId, page);
-      const body = toPage(rows, page.limit, toLedgerEntryResponse);
-      return request.query.include_total ? { ...body, total: await countLedgerEntries(app.db, userId) } : body;
+      return listPage(request.query, {
+        rows: (page) => listLedgerEntries(app.db, userId, page),
+        count: () => countLedgerEntries(app.db, userId),
+        toItem: toLedgerEntryResponse,
+      });
     },
   );
 };

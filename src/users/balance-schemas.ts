@@ -28,19 +28,6 @@ export const BalanceChangeBody = Type.Union(
   { description: 'Exactly one of `delta` and `balance`, with a `reason`.' },
 );
 
-export const BalanceHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 255,
-      description:
-        'Scoped to the caller, kept 24 h. A repeat with the same body replays the first reply; with another body, 422; ' +
-        'while the first is still running, 409.',
-    }),
-  ),
-  'if-match': Type.Optional(Type.String({ maxLength: 1024 })),
-});
-
 export const LedgerEntrySchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),

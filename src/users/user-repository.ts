@@ -1,24 +1,6 @@
 import { sql, type Kysely } from 'kysely';
+import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
-import type { PageRequest } from '../http/pagination.js';
-import { afterCursor } from '../db/keyset.js';
-
-export interface Caller {
-  id: string;
-  role: Role;
-  status: UserStatus;
-  session_version: number;
-}
-
-/** The per-request lookup behind authentication: small, by primary key. */
-export function findCaller(db: Kysely<Database>, id: string): Promise<Caller | undefined> {
-  return db
-    .selectFrom('users')
-    .select(['id', 'role', 'status', 'session_version'])
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-}
 
 export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
@@ -104,17 +86,9 @@ function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
 
 /** Newest first, keyset on (created_at, id), so concurrent inserts never shift a page. */
 export function listUsers(db: Kysely<Database>, filter: UserFilter, page: PageRequest): Promise<UserRow[]> {
-  let query = filteredUsers(db, filter).selectAll();
-  if (page.after) {
-    const after = page.after;
-    query = query.where((eb) => afterCursor(eb, after, 'older'));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  return keysetPage(filteredUsers(db, filter).selectAll(), page, 'newest-first').execute();
 }
 
-export async function countUsers(db: Kysely<Database>, filter: UserFilter): Promise<number> {
-  const row = await filteredUsers(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+export function countUsers(db: Kysely<Database>, filter: UserFilter): Promise<number> {
+  return countRows(filteredUsers(db, filter));
 }

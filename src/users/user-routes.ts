@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { TokenPairSchema } from '../auth/auth-schemas.js';
-import { changePassword } from '../auth/password-change.js';
+import type { FastifyReply } from 'fastify';
+import type { Role, UserRow, UserStatus } from '../db/tables.js';
 import { IdParams } from '../http/common-schemas.js';
-import { IfMatchHeaders, setEtag } from '../http/etag.js';
 import { forbidden, notFound } from '../http/errors.js';
-import { PageQuery, PageSchema, pageRequest, toPage } from '../http/pagination.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { problemResponses } from '../http/problem-schema.js';
+import { TokenPairSchema } from '../sessions/session-schemas.js';
+import { changePassword } from './password-service.js';
 import { countUsers, findUserById, listUsers } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import {
@@ -25,6 +27,11 @@ const UserReply = Type.Ref(UserSchema);
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { currency } = app.config;
+  /** A single user reply: its ETag and its body. */
+  const userReply = (reply: FastifyReply, row: UserRow) => {
+    setEtag(reply, row.version);
+    return toUserResponse(row, currency);
+  };
 
   app.get(
     '/profile',
@@ -38,8 +45,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const user = await findUserById(app.db, request.caller.id);
       if (!user) throw notFound('user');
-      setEtag(reply, user.version);
-      return toUserResponse(user, currency);
+      return userReply(reply, user);
     },
   );
 
@@ -57,8 +63,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const user = await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body);
-      setEtag(reply, user.version);
-      return toUserResponse(user, currency);
+      return userReply(reply, user);
     },
   );
 
@@ -75,7 +80,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      changePassword(app, app.db, request.caller.id, request.body.current_password, request.body.new_password),
+      changePassword(app.db, app.tokenIssuer, request.caller.id, {
+        current: request.body.current_password,
+        next: request.body.new_password,
+      }),
   );
 
   app.get(
@@ -91,12 +99,13 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { q, role, status, include_total } = request.query;
+      const { q, role, status } = request.query;
       const filter = { q, role, status };
-      const page = pageRequest(request.query);
-      const rows = await listUsers(app.db, filter, page);
-      const body = toPage(rows, page.limit, (row) => toUserResponse(row, currency));
-      return include_total ? { ...body, total: await countUsers(app.db, filter) } : body;
+      return listPage(request.query, {
+        rows: (page) => listUsers(app.db, filter, page),
+        count: () => countUsers(app.db, filter),
+        toItem: (row) => toUserResponse(row, currency),
+      });
     },
   );
 
@@ -111,12 +120,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const id = request.params.id.toLowerCase();
+      const id = request.params.id;
       if (request.caller.role === 'user' && request.caller.id !== id) throw forbidden();
       const user = await findUserById(app.db, id);
       if (!user) throw notFound('user');
-      setEtag(reply, user.version);
-      return toUserResponse(user, currency);
+      return userReply(reply, user);
     },
   );
 
@@ -136,57 +144,47 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteUser(app.db, request.params.id.toLowerCase(), request.headers['if-match']);
+      await deleteUser(app.db, request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );
 
-  app.put(
-    '/:id/role',
-    {
-      config: { roles: ADMIN },
-      schema: {
-        tags: ['users'],
-        summary: "Change a user's role (admin)",
-        description: 'Refused with 409 `last_admin` when it would leave no active admin.',
-        params: IdParams,
-        headers: IfMatchHeaders,
-        body: RoleBody,
-        response: { 200: UserReply, ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
+  /** Role and status: admin-only changes of one field, under the last-admin rule. */
+  const adminChange = (
+    field: 'role' | 'status',
+    body: typeof RoleBody | typeof StatusBody,
+    summary: string,
+    description: string,
+    change: (id: string, ifMatch: string | undefined, value: string) => Promise<UserRow>,
+  ) =>
+    app.put(
+      `/:id/${field}`,
+      {
+        config: { roles: ADMIN },
+        schema: {
+          tags: ['users'],
+          summary,
+          description,
+          params: IdParams,
+          headers: IfMatchHeaders,
+          body,
+          response: { 200: UserReply, ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
+        },
       },
-    },
-    async (request, reply) => {
-      const user = await changeRole(app.db, request.params.id.toLowerCase(), request.headers['if-match'], request.body.role);
-      setEtag(reply, user.version);
-      return toUserResponse(user, currency);
-    },
-  );
+      async (request, reply) => {
+        const user = await change(request.params.id, request.headers['if-match'], (request.body as Record<string, string>)[field]!);
+        return userReply(reply, user);
+      },
+    );
 
-  app.put(
-    '/:id/status',
-    {
-      config: { roles: ADMIN },
-      schema: {
-        tags: ['users'],
-        summary: "Suspend or reactivate a user (admin)",
-        description:
-          "A suspended user's tokens and logins get 403 `account_suspended`. Refused with 409 `last_admin` " +
-          'when it would leave no active admin.',
-        params: IdParams,
-        headers: IfMatchHeaders,
-        body: StatusBody,
-        response: { 200: UserReply, ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
-      },
-    },
-    async (request, reply) => {
-      const user = await changeStatus(
-        app.db,
-        request.params.id.toLowerCase(),
-        request.headers['if-match'],
-        request.body.status,
-      );
-      setEtag(reply, user.version);
-      return toUserResponse(user, currency);
-    },
+  adminChange('role', RoleBody, "Change a user's role (admin)", 'Refused with 409 `last_admin` when it would leave no active admin.', (id, ifMatch, value) =>
+    changeRole(app.db, id, ifMatch, value as Role),
+  );
+  adminChange(
+    'status',
+    StatusBody,
+    'Suspend or reactivate a user (admin)',
+    "A suspended user's tokens and logins get 403 `account_suspended`. Refused with 409 `last_admin` when it would leave no active admin.",
+    (id, ifMatch, value) => changeStatus(app.db, id, ifMatch, value as UserStatus),
   );
 };

@@ -5,8 +5,8 @@ export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254
 export const Password = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.' });
 export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
 export const Phone = Type.Union([Type.String({ maxLength: 32 }), Type.Null()]);
-export const RoleSchema = Type.Union([Type.Literal('user'), Type.Literal('manager'), Type.Literal('admin')]);
-export const StatusSchema = Type.Union([Type.Literal('active'), Type.Literal('suspended')]);
+const RoleSchema = Type.Union([Type.Literal('user'), Type.Literal('manager'), Type.Literal('admin')]);
+const StatusSchema = Type.Union([Type.Literal('active'), Type.Literal('suspended')]);
 
 export const UserSchema = Type.Object(
   {

@@ -1,43 +1,65 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { revokeAllRefreshTokensOfUser } from '../auth/refresh-token-repository.js';
 import { isUniqueViolation } from '../db/errors.js';
-import type { Database, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
+import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { assertIfMatch } from '../http/etag.js';
-import { AppError, notFound } from '../http/errors.js';
-import { findUserById, findUserByIdForUpdate, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
+import { AppError } from '../http/errors.js';
+import { lockForWrite } from '../http/preconditions.js';
+import { hashPassword } from '../sessions/passwords.js';
+import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
-export const emailTaken = () => new AppError(409, 'email_taken', 'Another account uses this email address.');
+const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
 
-/** Runs `write` with the user's row locked after If-Match was checked against it. */
-export function updateLockedUser(
-  db: Kysely<Database>,
-  userId: string,
-  ifMatch: string | undefined,
-  write: (trx: Transaction<Database>, user: UserRow) => Promise<UserRow>,
-): Promise<UserRow> {
-  return inTransaction(db, async (trx) => {
-    const user = await findUserByIdForUpdate(trx, userId);
-    if (!user) throw notFound('user');
-    assertIfMatch(ifMatch, user.version);
-    return write(trx, user);
-  });
+/** The database's unique index on lower(email) is the rule; this names it for the client. */
+async function translatingEmailConflict<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, 'users_email_unique')) throw emailTaken();
+    throw error;
+  }
 }
 
-export async function replaceProfile(
+export interface NewUser {
+  email: string;
+  password: string;
+  name: string;
+  phone?: string | null | undefined;
+  role: Role;
+}
+
+/** Every account starts here: registration and the first admin alike. */
+export async function createUser(db: Kysely<Database>, user: NewUser): Promise<UserRow> {
+  const passwordHash = await hashPassword(user.password);
+  const now = new Date();
+  return translatingEmailConflict(() =>
+    insertUser(db, {
+      id: randomUUID(),
+      email: user.email,
+      name: user.name,
+      phone: user.phone ?? null,
+      role: user.role,
+      status: 'active',
+      password_hash: passwordHash,
+      created_at: now,
+      updated_at: now,
+    }),
+  );
+}
+
+export function replaceProfile(
   db: Kysely<Database>,
   userId: string,
   ifMatch: string | undefined,
   profile: { name: string; email: string; phone?: string | null | undefined },
 ): Promise<UserRow> {
-  try {
-    return await updateLockedUser(db, userId, ifMatch, (trx) =>
-      updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null }),
-    );
-  } catch (error) {
-    if (isUniqueViolation(error, 'users_email_unique')) throw emailTaken();
-    throw error;
-  }
+  return translatingEmailConflict(() =>
+    inTransaction(db, async (trx) => {
+      await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
+      return updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null });
+    }),
+  );
 }
 
 const isActiveAdmin = (user: UserRow) => user.role === 'admin' && user.status === 'active';
@@ -56,12 +78,11 @@ function guardedAdminChange(
 ): Promise<UserRow> {
   return inTransaction(db, async (trx) => {
     const activeAdminIds = await lockActiveAdminsAndTarget(trx, targetId);
-    const target = await findUserById(trx, targetId);
-    if (!target) throw notFound('user');
-    assertIfMatch(ifMatch, target.version);
+    // Already locked by the statement above; read in full under that lock.
+    const target = await lockForWrite(() => findUserByIdForUpdate(trx, targetId), ifMatch, 'user');
     const losesAdmin = isActiveAdmin(target) && !stillActiveAdminAfter(target);
     if (losesAdmin && activeAdminIds.filter((id) => id !== target.id).length === 0) {
-      throw new AppError(409, 'last_admin', 'This would leave the service without an active admin.');
+      throw new AppError('last_admin', 'This would leave the service without an active admin.');
     }
     return write(trx, target);
   });
@@ -89,9 +110,8 @@ export async function deleteUser(db: Kysely<Database>, targetId: string, ifMatch
     ifMatch,
     () => false,
     async (trx, target) => {
-      const change: UserUpdate = { deleted_at: new Date(), session_version: target.session_version + 1 };
-      const deleted = await updateUser(trx, targetId, change);
-      await revokeAllRefreshTokensOfUser(trx, targetId);
+      const deleted = await updateUser(trx, targetId, { deleted_at: new Date(), session_version: target.session_version + 1 });
+      await revokeRefreshTokens(trx, { user_id: targetId });
       return deleted;
     },
   );

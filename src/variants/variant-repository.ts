@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, VariantRow } from '../db/tables.js';
-import type { PageRequest } from '../http/pagination.js';
-import { afterCursor } from '../db/keyset.js';
 
 export interface VariantFields {
   product_id: string;
@@ -54,19 +53,9 @@ export async function deleteVariant(db: Kysely<Database>, id: string): Promise<v
 
 /** Oldest first, keyset on (created_at, id), served by the (product_id, created_at, id) index. */
 export function listVariantsOfProduct(db: Kysely<Database>, productId: string, page: PageRequest): Promise<VariantRow[]> {
-  let query = db.selectFrom('variants').selectAll().where('product_id', '=', productId);
-  if (page.after) {
-    const after = page.after;
-    query = query.where((eb) => afterCursor(eb, after, 'newer'));
-  }
-  return query.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(page.limit + 1).execute();
+  return keysetPage(db.selectFrom('variants').selectAll().where('product_id', '=', productId), page, 'oldest-first').execute();
 }
 
-export async function countVariantsOfProduct(db: Kysely<Database>, productId: string): Promise<number> {
-  const row = await db
-    .selectFrom('variants')
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('product_id', '=', productId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+export function countVariantsOfProduct(db: Kysely<Database>, productId: string): Promise<number> {
+  return countRows(db.selectFrom('variants').where('product_id', '=', productId));
 }

@@ -1,36 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { VariantRow } from '../db/tables.js';
 import { IdParams } from '../http/common-schemas.js';
-import { IfMatchHeaders, setEtag } from '../http/etag.js';
 import { notFound } from '../http/errors.js';
-import { PageQuery, PageSchema, pageRequest, toPage } from '../http/pagination.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { countVariantsOfProduct, findVariantById, findVariantBySku, listVariantsOfProduct } from './variant-repository.js';
-import { ProductParams, SkuParams, VariantBody, VariantSchema, type VariantResponse } from './variant-schemas.js';
+import { toVariantResponse } from './variant-response.js';
+import { ProductParams, SkuParams, VariantBody, VariantSchema } from './variant-schemas.js';
 import { createVariant, removeVariant, updateVariant } from './variant-service.js';
 
 const STAFF = ['manager', 'admin'] as const;
 const VariantReply = Type.Ref(VariantSchema);
 
-export function toVariantResponse(row: VariantRow, currency: string): VariantResponse {
-  return {
-    id: row.id,
-    product_id: row.product_id,
-    sku: row.sku,
-    name: row.name,
-    price: row.price,
-    currency,
-    stock: row.stock,
-    attributes: row.attributes,
-    version: row.version,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
 export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { currency } = app.config;
+  /** A single variant reply: its ETag and its body. */
+  const variantReply = (reply: FastifyReply, row: VariantRow) => {
+    setEtag(reply, row.version);
+    return toVariantResponse(row, currency);
+  };
 
   app.get(
     '/product/:product_id',
@@ -46,10 +37,11 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { product_id: productId } = request.params;
-      const page = pageRequest(request.query);
-      const rows = await listVariantsOfProduct(app.db, productId, page);
-      const body = toPage(rows, page.limit, (row) => toVariantResponse(row, currency));
-      return request.query.include_total ? { ...body, total: await countVariantsOfProduct(app.db, productId) } : body;
+      return listPage(request.query, {
+        rows: (page) => listVariantsOfProduct(app.db, productId, page),
+        count: () => countVariantsOfProduct(app.db, productId),
+        toItem: (row) => toVariantResponse(row, currency),
+      });
     },
   );
 
@@ -66,8 +58,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const variant = await findVariantBySku(app.db, request.params.sku);
       if (!variant) throw notFound('variant');
-      setEtag(reply, variant.version);
-      return toVariantResponse(variant, currency);
+      return variantReply(reply, variant);
     },
   );
 
@@ -82,10 +73,9 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await findVariantById(app.db, request.params.id.toLowerCase());
+      const variant = await findVariantById(app.db, request.params.id);
       if (!variant) throw notFound('variant');
-      setEtag(reply, variant.version);
-      return toVariantResponse(variant, currency);
+      return variantReply(reply, variant);
     },
   );
 
@@ -105,7 +95,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await createVariant(app.db, request.params.id.toLowerCase(), request.body);
+      const variant = await createVariant(app.db, request.params.id, request.body);
       setEtag(reply, variant.version);
       reply.header('location', `/api/variants/${variant.id}`);
       return reply.code(201).send(toVariantResponse(variant, currency));
@@ -127,9 +117,8 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await updateVariant(app.db, request.params.id.toLowerCase(), request.headers['if-match'], request.body);
-      setEtag(reply, variant.version);
-      return toVariantResponse(variant, currency);
+      const variant = await updateVariant(app.db, request.params.id, request.headers['if-match'], request.body);
+      return variantReply(reply, variant);
     },
   );
 
@@ -147,7 +136,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeVariant(app.db, request.params.id.toLowerCase(), request.headers['if-match']);
+      await removeVariant(app.db, request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp } from '../http/common-schemas.js';
 
-export const PRODUCT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$';
-export const SKU_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const PRODUCT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$';
+const SKU_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 const ProductId = Type.String({
   pattern: PRODUCT_ID_PATTERN,

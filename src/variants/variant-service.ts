@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Database, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { assertIfMatch } from '../http/etag.js';
-import { AppError, notFound } from '../http/errors.js';
+import { AppError } from '../http/errors.js';
+import { lockForWrite } from '../http/preconditions.js';
 import {
   deleteVariant,
   findVariantById,
@@ -14,14 +14,14 @@ import {
 } from './variant-repository.js';
 import type { VariantInput } from './variant-schemas.js';
 
-const variantExists = () => new AppError(409, 'variant_exists', 'A variant with this id already exists.');
+const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
 
 /** The database's unique indexes are the rule; this only names the one that fired. */
 function translateConflict(error: unknown): unknown {
   if (isUniqueViolation(error, 'variants_pkey')) return variantExists();
-  if (isUniqueViolation(error, 'variants_sku_unique')) return new AppError(409, 'sku_taken', 'Another variant has this SKU.');
+  if (isUniqueViolation(error, 'variants_sku_unique')) return new AppError('sku_taken', 'Another variant has this SKU.');
   if (isUniqueViolation(error, 'variants_attributes_unique')) {
-    return new AppError(409, 'duplicate_attributes', 'Another variant of this product has the same attributes.');
+    return new AppError('duplicate_attributes', 'Another variant of this product has the same attributes.');
   }
   return error;
 }
@@ -56,9 +56,7 @@ export async function updateVariant(
 ): Promise<VariantRow> {
   try {
     return await inTransaction(db, async (trx) => {
-      const current = await findVariantByIdForUpdate(trx, id);
-      if (!current) throw notFound('variant');
-      assertIfMatch(ifMatch, current.version);
+      await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
       return replaceVariant(trx, id, toFields(input));
     });
   } catch (error) {
@@ -68,9 +66,7 @@ export async function updateVariant(
 
 export async function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const current = await findVariantByIdForUpdate(trx, id);
-    if (!current) throw notFound('variant');
-    assertIfMatch(ifMatch, current.version);
+    await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
     await deleteVariant(trx, id);
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
-import { ensureFirstAdmin } from '../../src/auth/bootstrap-admin.js';
+import { ensureFirstAdmin } from '../../src/users/first-admin.js';
 import { decodeJwt, forgeJwt } from '../helpers/jwt.js';
 import {
   ADMIN_EMAIL,

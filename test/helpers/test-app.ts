@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { createScratchDatabase as createDatabaseOn } from '../../scripts/scratch-database.js';
+import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
 
 export const ADMIN_EMAIL = 'root-admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';

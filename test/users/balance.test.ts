@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
-import { deleteExpiredIdempotencyKeys } from '../../src/users/idempotency-keys.js';
+import { deleteExpiredIdempotencyKeys } from '../../src/http/idempotency-key-repository.js';
 import { buildTestApp, createUser, loginAdmin, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
 
 describe('balance', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseEnvironment, buildConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, parseEnvironment, buildConfig } from '../src/config.js';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {

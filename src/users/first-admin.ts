@@ -1,9 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/tables.js';
-import { anyAdminExists, findUserByEmail, insertUser } from '../users/user-repository.js';
-import { hashPassword } from './passwords.js';
+import { anyAdminExists, findUserByEmail } from './user-repository.js';
+import { createUser } from './user-service.js';
 
 // Any constant works; it only has to be the same for every instance.
 const BOOTSTRAP_LOCK_KEY = 720_431_119;
@@ -21,7 +21,6 @@ export async function ensureFirstAdmin(
 ): Promise<void> {
   const email = options.email ?? 'admin@localhost';
   const password = options.password ?? randomBytes(18).toString('base64url');
-  const passwordHash = await hashPassword(password);
   const created = await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`.execute(trx);
     if (await anyAdminExists(trx)) return false;
@@ -29,17 +28,7 @@ export async function ensureFirstAdmin(
       log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
       return false;
     }
-    const now = new Date();
-    await insertUser(trx, {
-      id: randomUUID(),
-      email,
-      name: 'Administrator',
-      role: 'admin',
-      status: 'active',
-      password_hash: passwordHash,
-      created_at: now,
-      updated_at: now,
-    });
+    await createUser(trx, { email, password, name: 'Administrator', role: 'admin' });
     return true;
   });
   if (!created) return;

@@ -1,30 +1,29 @@
-import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError, notFound } from '../http/errors.js';
-import { findUserById, findUserByIdForUpdate, updateUser } from '../users/user-repository.js';
-import { hashPassword, verifyPassword } from './passwords.js';
-import { revokeAllRefreshTokensOfUser } from './refresh-token-repository.js';
-import { issueTokenPair, type TokenPair } from './token-pairs.js';
+import { hashPassword, verifyPassword } from '../sessions/passwords.js';
+import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { issueTokenPair, type TokenPair } from '../sessions/token-pairs.js';
+import { findUserById, findUserByIdForUpdate, updateUser } from './user-repository.js';
 
-const wrongPassword = () => new AppError(403, 'wrong_password', 'The current password is wrong.');
+const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
 
 /**
  * Changes the password and ends every other session: the session version moves on (older
  * access tokens fail) and every refresh token is revoked; a fresh pair is returned.
  */
 export async function changePassword(
-  app: FastifyInstance,
   db: Kysely<Database>,
+  issuer: TokenIssuer,
   userId: string,
-  currentPassword: string,
-  newPassword: string,
+  passwords: { current: string; next: string },
 ): Promise<TokenPair> {
   const user = await findUserById(db, userId);
   if (!user) throw notFound('user');
-  if (!(await verifyPassword(user.password_hash, currentPassword))) throw wrongPassword();
-  const newHash = await hashPassword(newPassword);
+  if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();
+  const newHash = await hashPassword(passwords.next);
   return inTransaction(db, async (trx) => {
     const locked = await findUserByIdForUpdate(trx, userId);
     if (!locked) throw notFound('user');
@@ -34,7 +33,7 @@ export async function changePassword(
       password_hash: newHash,
       session_version: locked.session_version + 1,
     });
-    await revokeAllRefreshTokensOfUser(trx, userId);
-    return issueTokenPair(app, trx, updated);
+    await revokeRefreshTokens(trx, { user_id: userId });
+    return issueTokenPair(trx, issuer, updated);
   });
 }

@@ -27,29 +27,16 @@ export async function markRefreshTokenUsed(db: Kysely<Database>, id: string): Pr
   await db.updateTable('refresh_tokens').set({ used_at: new Date() }).where('id', '=', id).execute();
 }
 
-export async function revokeRefreshTokenFamily(db: Kysely<Database>, familyId: string): Promise<void> {
+/** Revokes the live refresh tokens of one family, one token (by hash) or one user. */
+export async function revokeRefreshTokens(
+  db: Kysely<Database>,
+  which: { family_id: string } | { token_hash: string } | { user_id: string },
+): Promise<void> {
+  const [column, value] = Object.entries(which)[0] as ['family_id' | 'token_hash' | 'user_id', string];
   await db
     .updateTable('refresh_tokens')
     .set({ revoked_at: new Date() })
-    .where('family_id', '=', familyId)
-    .where('revoked_at', 'is', null)
-    .execute();
-}
-
-export async function revokeRefreshTokenByHash(db: Kysely<Database>, tokenHash: string): Promise<void> {
-  await db
-    .updateTable('refresh_tokens')
-    .set({ revoked_at: new Date() })
-    .where('token_hash', '=', tokenHash)
-    .where('revoked_at', 'is', null)
-    .execute();
-}
-
-export async function revokeAllRefreshTokensOfUser(db: Kysely<Database>, userId: string): Promise<void> {
-  await db
-    .updateTable('refresh_tokens')
-    .set({ revoked_at: new Date() })
-    .where('user_id', '=', userId)
+    .where(column, '=', value)
     .where('revoked_at', 'is', null)
     .execute();
 }

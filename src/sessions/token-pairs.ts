@@ -1,9 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { signAccessToken } from './access-tokens.js';
 import { insertRefreshToken } from './refresh-token-repository.js';
+import type { TokenIssuer } from './token-issuer.js';
 
 export interface TokenPair {
   access_token: string;
@@ -18,8 +17,8 @@ export function hashRefreshToken(token: string): string {
 }
 
 export async function issueTokenPair(
-  app: FastifyInstance,
   db: Kysely<Database>,
+  issuer: TokenIssuer,
   user: { id: string; session_version: number },
   familyId: string = randomUUID(),
 ): Promise<TokenPair> {
@@ -29,12 +28,12 @@ export async function issueTokenPair(
     userId: user.id,
     familyId,
     tokenHash: hashRefreshToken(refreshToken),
-    expiresAt: new Date(Date.now() + app.config.refreshTokenTtlSeconds * 1000),
+    expiresAt: new Date(Date.now() + issuer.refreshTokenTtlSeconds * 1000),
   });
   return {
-    access_token: signAccessToken(app, user.id, user.session_version),
+    access_token: issuer.signAccessToken(user.id, user.session_version),
     token_type: 'Bearer',
-    expires_in: app.config.accessTokenTtlSeconds,
+    expires_in: issuer.accessTokenTtlSeconds,
     refresh_token: refreshToken,
   };
 }

@@ -1,0 +1,74 @@
+/**
+ * `npm run check:layers`: checks how the folders of src/ import each other. The ground floors
+ * (db, http, jobs, config.ts) import no area; shared services (events, mail, sessions) import
+ * only the ground; areas import the ground, the services and the areas listed as below them;
+ * no two folders import each other, directly or round a circle. Prints the folder graph.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const SOURCE = path.resolve(import.meta.dirname, '..', 'src');
+const GROUND = new Set(['db', 'http', 'jobs', 'config']);
+const SERVICES = new Set(['events', 'mail', 'sessions']);
+/** Areas an area may use besides the ground and the services. */
+const AREA_MAY_USE: Record<string, string[]> = { auth: ['users'], inventory: ['variants'] };
+const COMPOSITION_ROOTS = new Set(['app', 'server']);
+
+const files = readdirSync(SOURCE, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+const folderOf = (file: string) => {
+  const [first, ...rest] = file.split(path.sep);
+  return rest.length === 0 ? first!.replace(/\.(ts|js)$/, '') : first!;
+};
+
+const edges = new Map<string, Map<string, string[]>>();
+for (const file of files) {
+  const from = folderOf(file);
+  const text = readFileSync(path.join(SOURCE, file), 'utf8');
+  for (const match of text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g)) {
+    const target = path.relative(SOURCE, path.resolve(path.dirname(path.join(SOURCE, file)), match[1]!));
+    const to = folderOf(target);
+    if (to === from) continue;
+    const targets = edges.get(from) ?? new Map<string, string[]>();
+    targets.set(to, [...(targets.get(to) ?? []), file]);
+    edges.set(from, targets);
+  }
+}
+
+const problems: string[] = [];
+const allowed = (from: string, to: string) => {
+  if (COMPOSITION_ROOTS.has(from)) return true;
+  if (COMPOSITION_ROOTS.has(to)) return false;
+  if (GROUND.has(from)) return GROUND.has(to);
+  if (SERVICES.has(from)) return GROUND.has(to) || SERVICES.has(to);
+  return GROUND.has(to) || SERVICES.has(to) || (AREA_MAY_USE[from] ?? []).includes(to);
+};
+for (const [from, targets] of edges) {
+  for (const [to, importers] of targets) {
+    if (!allowed(from, to)) problems.push(`${from} may not import ${to} (${importers.join(', ')})`);
+  }
+}
+
+// Any circle between folders, even between two that may use each other's floor.
+const visiting = new Set<string>();
+const done = new Set<string>();
+const visit = (folder: string, trail: string[]) => {
+  if (visiting.has(folder)) {
+    problems.push(`circle: ${[...trail.slice(trail.indexOf(folder)), folder].join(' -> ')}`);
+    return;
+  }
+  if (done.has(folder)) return;
+  visiting.add(folder);
+  for (const to of edges.get(folder)?.keys() ?? []) visit(to, [...trail, folder]);
+  visiting.delete(folder);
+  done.add(folder);
+};
+for (const folder of edges.keys()) visit(folder, []);
+
+for (const [from, targets] of [...edges].sort(([a], [b]) => a.localeCompare(b))) {
+  console.log(`${from} -> ${[...targets.keys()].sort().join(', ')}`);
+}
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`layering: ${problem}`);
+  process.exit(1);
+}
+console.log('layering: ok');

@@ -1,0 +1,37 @@
+import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+
+/** One page to read: at most `limit` rows after the (created_at, id) position of `after`. */
+export interface PageRequest {
+  limit: number;
+  after?: { createdAt: Date; id: string } | undefined;
+}
+
+export type KeysetOrder = 'newest-first' | 'oldest-first';
+
+/**
+ * Applies a keyset page to a query over a table with `created_at` and `id`: the row-value
+ * comparison `(created_at, id) < / > (cursor)` lets PostgreSQL walk an index on (created_at, id)
+ * straight to the cursor. One row more than the page is read, to tell whether another page
+ * exists. Kysely cannot type a column shared by several tables, hence the loose builder.
+ */
+export function keysetPage<Query extends SelectQueryBuilder<any, any, any>>(
+  query: Query,
+  page: PageRequest,
+  order: KeysetOrder,
+): Query {
+  const direction = order === 'newest-first' ? 'desc' : 'asc';
+  let paged = query as SelectQueryBuilder<any, any, any>;
+  const after = page.after;
+  if (after) {
+    paged = paged.where((eb: ExpressionBuilder<any, any>) =>
+      eb(eb.refTuple('created_at', 'id'), direction === 'desc' ? '<' : '>', eb.tuple(after.createdAt, after.id)),
+    );
+  }
+  return paged.orderBy('created_at', direction).orderBy('id', direction).limit(page.limit + 1) as Query;
+}
+
+/** Counts the rows a list query matches (its `include_total`), before any page is applied. */
+export async function countRows(query: SelectQueryBuilder<any, any, any>): Promise<number> {
+  const row = await query.select((eb: ExpressionBuilder<any, any>) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
+  return Number((row as { total: unknown }).total);
+}

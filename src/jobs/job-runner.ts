@@ -1,0 +1,91 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+
+export interface Job {
+  /** Names the job in logs and in `runNow`. */
+  name: string;
+  /** Pause between the end of one run and the start of the next. */
+  everyMs: number;
+  /**
+   * One pass of the job. Every instance runs every job, so a pass must be safe to run on
+   * several instances at once: claim rows with FOR UPDATE SKIP LOCKED, or be idempotent.
+   */
+  run: () => Promise<unknown>;
+}
+
+/**
+ * The one runner for background loops: started when the app is ready, stopped (waiting for a
+ * pass in progress) when it closes. A pass that fails is logged and tried again next time.
+ */
+export class JobRunner {
+  private readonly jobs = new Map<string, Job>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Map<string, Promise<void>>();
+  private started = false;
+
+  constructor(private readonly log: FastifyBaseLogger) {}
+
+  add(job: Job): void {
+    if (this.jobs.has(job.name)) throw new Error(`job ${job.name} is registered twice`);
+    this.jobs.set(job.name, job);
+    if (this.started) this.schedule(job);
+  }
+
+  start(): void {
+    this.started = true;
+    for (const job of this.jobs.values()) this.schedule(job);
+  }
+
+  /** Runs one pass now (after the pass in progress, if any); for tests and for operators. */
+  async runNow(name: string): Promise<void> {
+    const job = this.jobs.get(name);
+    if (!job) throw new Error(`no job named ${name}`);
+    await this.running.get(name);
+    await this.pass(job);
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all(this.running.values());
+  }
+
+  private schedule(job: Job): void {
+    const timer = setTimeout(async () => {
+      await this.pass(job);
+      if (this.started) this.schedule(job);
+    }, job.everyMs);
+    timer.unref();
+    this.timers.set(job.name, timer);
+  }
+
+  private async pass(job: Job): Promise<void> {
+    const run = job
+      .run()
+      .then(() => undefined)
+      .catch((error: unknown) => this.log.warn({ err: error, job: job.name }, 'background job failed; it will run again'));
+    this.running.set(job.name, run);
+    try {
+      await run;
+    } finally {
+      this.running.delete(job.name);
+    }
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jobs: JobRunner;
+  }
+}
+
+export const jobsPlugin = fastifyPlugin(
+  async (app: FastifyInstance) => {
+    const runner = new JobRunner(app.log);
+    app.decorate('jobs', runner);
+    app.addHook('onReady', async () => runner.start());
+    app.addHook('onClose', async () => runner.stop());
+  },
+  { name: 'jobs' },
+);
