@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
 import { registerAdminConsole } from './http/admin-console.js';
 import { httpFramePlugin } from './http/http-frame.js';
+import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
 import { openApiPlugin } from './http/openapi.js';
 import { operationsRoutes } from './http/operations-routes.js';
 import { securityPlugin } from './http/security.js';
@@ -37,11 +38,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(databasePlugin, { database: options.database });
   await app.register(jobsPlugin);
-  await app.register(httpFramePlugin, { maxParamLength: MAX_PARAM_LENGTH });
-  await app.register(securityPlugin, {
-    config,
-    rateLimitKey: (request) => (request.caller ? `caller:${request.caller.id}` : `ip:${request.ip}`),
-  });
+  await app.register(httpFramePlugin);
+  await app.register(securityPlugin, { config });
+  await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });
   await app.register(openApiPlugin, { config });
   await registerAdminConsole(app);
   await app.register(operationsRoutes);

@@ -5,15 +5,16 @@ import { Type, type Static } from '@sinclair/typebox';
 import dotenv from 'dotenv';
 import { envSchema } from 'env-schema';
 
-const LogLevel = Type.Union(
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-);
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_STATEMENT_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000 }),
+  REQUEST_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 30000 }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_ISSUER: Type.String({ minLength: 1, default: 'shop-accounts-service' }),
@@ -29,7 +30,7 @@ const EnvironmentSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
-  LOG_LEVEL: Type.Union([LogLevel], { default: 'info' }),
+  LOG_LEVEL: Type.String({ enum: LOG_LEVELS, default: 'info' }),
 });
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -39,6 +40,10 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Whose X-Forwarded-For to believe: none (false), all (true), a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string;
   dataDir: string;
   jwtSecret: string;
   jwtIssuer: string;
@@ -68,8 +73,18 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     return envSchema<Environment>({ schema: EnvironmentSchema, data: defined, env: false, dotenv: false });
   } catch (error) {
     const message = (error as Error).message.replace(/env\//g, '');
-    throw new ConfigError(`invalid configuration: ${message}`);
+    const allowed = /^LOG_LEVEL must be equal to one of the allowed values/.test(message)
+      ? `LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}`
+      : message;
+    throw new ConfigError(`invalid configuration: ${allowed}`);
   }
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }
 
 /**
@@ -94,6 +109,9 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
     host: environment.HOST,
     databaseUrl: environment.DATABASE_URL,
     databasePoolSize: environment.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: environment.DATABASE_STATEMENT_TIMEOUT,
+    requestTimeoutMs: environment.REQUEST_TIMEOUT,
+    trustProxy: parseTrustProxy(environment.TRUST_PROXY),
     dataDir,
     jwtSecret,
     jwtIssuer: environment.JWT_ISSUER,

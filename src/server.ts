@@ -25,6 +25,7 @@ async function serve(config: Config): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
   });
   const app = await buildApp({ config, database });
 
@@ -63,7 +64,8 @@ if (config.workers > 1 && cluster.isPrimary) {
   superviseWorkers(config.workers);
 } else {
   serve(config).catch((error: unknown) => {
-    process.stderr.write(`failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    // One line an operator can act on; the stack of a start-up failure says nothing more to them.
+    process.stderr.write(`failed to start: ${(error as Error).message ?? String(error)}\n`);
     process.exit(1);
   });
 }

@@ -48,6 +48,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/login',
     {
+      config: { noStore: true },
       schema: {
         tags: ['auth'],
         security: [],
@@ -59,16 +60,9 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: LoginBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
-      config: {
-        rateLimit: {
-          max: config.loginRateLimit,
-          timeWindow: 60_000,
-          hook: 'preHandler',
-          keyGenerator: (request) => {
-            const email = (request.body as { email?: unknown } | undefined)?.email;
-            return `login:${request.ip}:${typeof email === 'string' ? email.toLowerCase() : ''}`;
-          },
-        },
+      preHandler: async (request) => {
+        const email = request.body.email.toLowerCase();
+        await app.rateLimiter.spend(`login:${request.ip}:${email}`, config.loginRateLimit);
       },
     },
     async (request) => {
@@ -83,6 +77,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/refresh',
     {
+      config: { noStore: true },
       schema: {
         tags: ['auth'],
         security: [],

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { chmod, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -12,6 +13,8 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; 'memory://' keeps nothing. */
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL: the longest a statement may run (sent as statement_timeout, and enforced on the client too). */
+  statementTimeoutMs?: number;
 }
 
 export interface DatabaseHandle {
@@ -24,7 +27,7 @@ const INT8_OID = 20;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const db = options.databaseUrl
-    ? new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(options.databaseUrl, options.poolSize ?? 10) }) })
+    ? new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) }) })
     : new Kysely<Database>({ dialect: new PGliteDialect(await createPGlite(options.dataDir)) });
   return {
     db,
@@ -46,10 +49,17 @@ class PreparingClient extends pg.Client {
   // pg's overloads cannot be restated in a subclass; the arguments pass through unchanged.
   override query(...args: any[]): any {
     const [text, values] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2 && !/ ilike /i.test(text)) {
-      return super.query({ name: statementName(text), text, values });
-    }
-    return (super.query as (...rest: any[]) => any)(...args);
+    const result =
+      typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2 && !/ ilike /i.test(text)
+        ? super.query({ name: statementName(text), text, values })
+        : (super.query as (...rest: any[]) => any)(...args);
+    if (!(result instanceof Promise)) return result;
+    return result.catch((error: Error) => {
+      // A statement the server never answered leaves this connection busy for good: cut it, so
+      // the pool drops it on release and the next request gets a fresh one.
+      if (error.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      throw error;
+    });
   }
 }
 
@@ -63,11 +73,17 @@ function statementName(text: string): string {
   return name;
 }
 
-function createPool(connectionString: string, max: number): pg.Pool {
+function createPool(connectionString: string, max: number, statementTimeoutMs: number): pg.Pool {
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString,
     max,
+    statement_timeout: statementTimeoutMs,
+    // The server's own timeout cannot fire when the network drops packets; the client's can.
+    query_timeout: statementTimeoutMs + 1000,
+    // Finds connections whose peer vanished without a reset while they sit in the pool.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     // Bounds the wait for a connection (pooled or new), so an outage answers 503 within seconds.
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
@@ -86,8 +102,26 @@ function createPool(connectionString: string, max: number): pg.Pool {
 }
 
 async function createPGlite(dataDir: string): Promise<PGlite> {
-  const location = dataDir === 'memory://' ? undefined : path.join(dataDir, 'pglite');
-  const pglite = location ? new PGlite(location) : new PGlite();
+  if (dataDir === 'memory://') {
+    const pglite = new PGlite();
+    await pglite.waitReady;
+    return pglite;
+  }
+  // The files hold password hashes: owner only. The umask covers files PGlite creates later.
+  process.umask(0o077);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const pglite = new PGlite(path.join(dataDir, 'pglite'));
   await pglite.waitReady;
+  await restrictToOwner(dataDir);
   return pglite;
+}
+
+/** Files 0600 and folders 0700, also for a data directory an older version left readable. */
+async function restrictToOwner(directory: string): Promise<void> {
+  await chmod(directory, 0o700);
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
+    const entryPath = path.join(directory, entry.name);
+    if (entry.isDirectory()) await restrictToOwner(entryPath);
+    else if (entry.isFile()) await chmod(entryPath, 0o600);
+  }
 }

@@ -26,7 +26,6 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
   const migrator = new Migrator({ db, provider: staticProvider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
-  if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed`, { cause: error });
-  }
+  if (failed) throw new Error(`migration ${failed.migrationName} failed: ${(error as Error | undefined)?.message ?? 'unknown error'}`, { cause: error });
+  if (error) throw new Error(`cannot migrate the database: ${(error as Error).message}`, { cause: error });
 }

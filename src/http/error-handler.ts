@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, codeForStatus, invalidParameter, unavailable, type FieldProblem } from './errors.js';
+import { AppError, codeForStatus, invalidParameter, unavailable } from './errors.js';
 import { sendProblem } from './problem-reply.js';
+import { describeValidationErrors } from './validation-messages.js';
 
 const DATABASE_UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH',
@@ -12,7 +14,7 @@ const DATABASE_UNAVAILABLE_CODES = new Set([
 export function toAppError(error: FastifyError & { validationContext?: string }, requestId: string): AppError {
   if (error instanceof AppError) return error;
   if (error.validation) {
-    const problems = error.validation.map(describeValidationProblem);
+    const problems = describeValidationErrors(error.validation as ErrorObject[]);
     if (error.validationContext === 'params') {
       return new AppError('invalid_parameter', 'A path parameter is malformed.', problems);
     }
@@ -45,24 +47,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
   const message = candidate.message ?? '';
   return (
     message.includes('timeout exceeded when trying to connect') ||
+    message === 'Query read timeout' ||
     message.includes('Connection terminated') ||
     message.includes('connect ECONNREFUSED') ||
     (error instanceof AggregateError && error.errors.some(isDatabaseUnavailable))
   );
-}
-
-function describeValidationProblem(problem: {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}): FieldProblem {
-  let path = problem.instancePath;
-  if (problem.keyword === 'required') path += `/${String(problem.params.missingProperty)}`;
-  if (problem.keyword === 'additionalProperties') path += `/${String(problem.params.additionalProperty)}`;
-  const message =
-    problem.keyword === 'additionalProperties' ? 'is not an allowed field' : (problem.message ?? 'is invalid');
-  return { path: path || '/', message };
 }
 
 export function registerErrorHandler(app: FastifyInstance): void {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError, notFound } from './errors.js';
@@ -58,11 +58,16 @@ export const methodNotAllowedPlugin = fastifyPlugin(
         .filter((match) => match.pattern === literal || match.pattern.startsWith(`${literal}/`))
         .map((match) => match.method);
 
-    app.setNotFoundHandler(async (request) => {
+    const refuse = async (request: FastifyRequest) => {
       const allowed = allowedMethods(request.url.split('?')[0] ?? '/');
       if (allowed.length > 0) throw methodNotAllowed(allowed);
       throw notFound('route');
+    };
+    // Answered before any body is read: an unknown path or method has nothing to parse.
+    app.addHook('onRequest', async (request) => {
+      if (request.is404) await refuse(request);
     });
+    app.setNotFoundHandler(refuse);
 
     app.decorate('reserveLiteralSegments', (paths: string[]) => {
       for (const path of paths) {

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { ProblemSchema } from './problem-schema.js';
+import { withTextRules } from './text-rules.js';
 
 /** The top of the OpenAPI document; the paths come from the route schemas. */
 function openApiDocument(config: Config) {
@@ -52,6 +53,16 @@ export const openApiPlugin = fastifyPlugin(
     await app.register(fastifySwagger, {
       openapi: openApiDocument(options.config),
       refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) },
+      // The document shows the rules the validator applies (see text-rules.ts), not less.
+      transform: ({ schema, url }) => ({
+        schema: schema && {
+          ...schema,
+          ...(schema.body ? { body: withTextRules(schema.body) } : {}),
+          ...(schema.querystring ? { querystring: withTextRules(schema.querystring) } : {}),
+          ...(schema.params ? { params: withTextRules(schema.params) } : {}),
+        },
+        url,
+      }),
     });
     await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

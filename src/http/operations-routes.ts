@@ -8,13 +8,14 @@ const Health = Type.Object({ status: Type.Literal('ok') });
 export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], security: [], summary: 'The process is up', response: { 200: Health } } },
+    { config: { unlimited: true }, schema: { tags: ['operations'], security: [], summary: 'The process is up', response: { 200: Health } } },
     async () => ({ status: 'ok' as const }),
   );
 
   app.get(
     '/readyz',
     {
+      config: { unlimited: true },
       schema: {
         tags: ['operations'],
         security: [],

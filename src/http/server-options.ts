@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
+import { answerClientError } from './client-errors.js';
 import { toAppError } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
 import { buildValidatorCompiler } from './validation.js';
@@ -23,14 +24,57 @@ const REDACTED_LOG_PATHS = [
   '*.*.access_token',
 ];
 
+// A query parameter whose name says it may carry a credential is logged without its value.
+const SECRET_PARAMETER = /token|secret|password|key|code|signature|auth/i;
+
+function withoutSecrets(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const parameters = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=')[0] ?? '';
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // A malformed name is logged as sent, still without its value.
+      }
+      return SECRET_PARAMETER.test(decoded) || SECRET_PARAMETER.test(name) ? `${name}=[redacted]` : pair;
+    });
+  return `${url.slice(0, queryStart)}?${parameters.join('&')}`;
+}
+
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: withoutSecrets(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 /** The options Fastify is built with: logging, limits, request ids, errors raised before routing. */
 export function serverOptions(config: Config, logger?: FastifyServerOptions['logger']): FastifyServerOptions {
   return {
-    logger: logger ?? {
-      level: config.logLevel,
-      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
-    },
+    logger:
+      logger === false
+        ? false
+        : {
+            level: config.logLevel,
+            redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            serializers: { req: serializeRequest },
+            ...(typeof logger === 'object' ? logger : {}),
+          },
     bodyLimit: BODY_LIMIT,
+    requestTimeout: config.requestTimeoutMs,
+    clientErrorHandler: answerClientError,
+    // A hop count trusts that many proxies nearest the service (Fastify's own reading of a number).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     // Fastify types this factory after Ajv's pool compiler; it is called with each route part's schema and httpPart.
     schemaController: { compilersFactory: { buildValidator: buildValidatorCompiler as never } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

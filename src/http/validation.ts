@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { withTextRules } from './text-rules.js';
 
 /** Accepts single-label domains (admin@localhost) as well as dotted ones. */
 const EMAIL_PATTERN =
@@ -8,7 +9,8 @@ const EMAIL_PATTERN =
 
 function createAjv(coerceTypes: boolean) {
   // removeAdditional stays off: an unknown field must be refused, never silently dropped.
-  const ajv = new Ajv.default({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  // allErrors and verbose let a reply list every problem in words taken from the schema.
+  const ajv = new Ajv.default({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, verbose: true, strict: false });
   addFormats.default(ajv);
   ajv.addFormat('email', EMAIL_PATTERN);
   return ajv;
@@ -22,5 +24,5 @@ function createAjv(coerceTypes: boolean) {
 export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv(true);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(withTextRules(schema as object));
 }

@@ -1,7 +1,7 @@
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Database, Role } from '../db/tables.js';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Role } from '../db/tables.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
+import { spendAnonymous } from '../http/security.js';
 import { findCaller, type Caller } from './caller-repository.js';
 import type { TokenIssuer } from './token-issuer.js';
 
@@ -31,16 +31,31 @@ function withChallenge(error: AppError): AppError {
  * session version are read from the database on every request, so a role change, suspension,
  * deletion or password change applies to the very next request on any instance.
  */
-export function authenticationHook(db: Kysely<Database>, issuer: TokenIssuer): onRequestAsyncHookHandler {
-  return async (request: FastifyRequest) => {
+export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): onRequestAsyncHookHandler {
+  const identify = async (request: FastifyRequest): Promise<Caller> => {
     const header = request.headers.authorization;
     if (!header || !/^bearer /i.test(header)) throw unauthenticated();
     const match = BEARER.exec(header);
     const claims = match?.[1] ? issuer.verifyAccessToken(match[1]) : undefined;
     if (!claims) throw withChallenge(invalidToken());
-    const caller = await findCaller(db, claims.sub);
-    if (!caller || caller.session_version !== claims.sv) throw withChallenge(invalidToken());
+    const caller = await findCaller(app.db, claims.sub);
+    if (!caller) throw withChallenge(invalidToken());
+    // Suspension ends every session; while it lasts the answer is that the account is suspended.
     if (caller.status === 'suspended') throw accountSuspended();
+    if (caller.session_version !== claims.sv) throw withChallenge(invalidToken());
+    return caller;
+  };
+  return async (request: FastifyRequest) => {
+    let caller: Caller;
+    try {
+      caller = await identify(request);
+    } catch (refusal) {
+      // A request whose token is refused spends its address's budget, like one without a token.
+      await spendAnonymous(app, request);
+      throw refusal;
+    }
+    request.rateLimitCounted = true;
+    await app.rateLimiter.spend(`caller:${caller.id}`, app.config.apiRateLimit);
     const roles = request.routeOptions.config.roles;
     if (roles && !roles.includes(caller.role)) throw forbidden();
     request.caller = caller;

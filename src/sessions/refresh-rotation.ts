@@ -18,14 +18,15 @@ export async function rotateRefreshToken(db: Kysely<Database>, issuer: TokenIssu
   const outcome = await inTransaction(db, async (trx): Promise<RefreshOutcome> => {
     const stored = await findRefreshTokenForUpdate(trx, hashRefreshToken(refreshToken));
     if (!stored) return { refusal: 'invalid' };
+    const user = await findCaller(trx, stored.user_id);
+    if (!user) return { refusal: 'invalid' };
+    // While suspended the answer is the suspension; after it, the token is dead (401).
+    if (user.status === 'suspended') return { refusal: 'suspended' };
     if (stored.used_at || stored.revoked_at) {
       await revokeRefreshTokens(trx, { family_id: stored.family_id });
       return { refusal: 'invalid' };
     }
     if (stored.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
-    const user = await findCaller(trx, stored.user_id);
-    if (!user) return { refusal: 'invalid' };
-    if (user.status === 'suspended') return { refusal: 'suspended' };
     await markRefreshTokenUsed(trx, stored.id);
     return { pair: await issueTokenPair(trx, issuer, user, stored.family_id) };
   });

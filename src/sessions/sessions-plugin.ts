@@ -22,7 +22,7 @@ export const sessionsPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { config: Config }) => {
     const issuer = createTokenIssuer(options.config);
     app.decorate('tokenIssuer', issuer);
-    app.decorate('authenticate', authenticationHook(app.db, issuer));
+    app.decorate('authenticate', authenticationHook(app, issuer));
     app.decorateRequest('caller', undefined as unknown as Caller);
     app.addSchema(TokenPairSchema);
     app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(app.db) });

@@ -23,7 +23,10 @@ export async function ensureFirstAdmin(
   const password = options.password ?? randomBytes(18).toString('base64url');
   const created = await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`.execute(trx);
-    if (await anyAdminExists(trx)) return false;
+    if (await anyAdminExists(trx)) {
+      if (options.email) log.warn({ email: options.email }, 'an admin exists already; ADMIN_EMAIL and ADMIN_PASSWORD were not used');
+      return false;
+    }
     if (await findUserByEmail(trx, email)) {
       log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
       return false;

@@ -70,6 +70,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/change-password',
     {
+      config: { noStore: true },
       schema: {
         tags: ['users'],
         summary: "Change the caller's password",

@@ -98,7 +98,12 @@ export function changeStatus(db: Kysely<Database>, targetId: string, ifMatch: st
     targetId,
     ifMatch,
     () => status === 'active',
-    (trx) => updateUser(trx, targetId, { status }),
+    async (trx, target) => {
+      if (status === 'active' || target.status === 'suspended') return updateUser(trx, targetId, { status });
+      // Suspension ends every session: reactivation does not bring old tokens back.
+      await revokeRefreshTokens(trx, { user_id: targetId });
+      return updateUser(trx, targetId, { status, session_version: target.session_version + 1 });
+    },
   );
 }
 

@@ -28,5 +28,5 @@ export const usersPlugin = fastifyPlugin(
     );
     app.reserveLiteralSegments(['/api/users/profile', '/api/users/change-password']);
   },
-  { name: 'users', dependencies: ['sessions', 'http-frame'] },
+  { name: 'users', dependencies: ['sessions', 'http-frame', 'method-not-allowed'] },
 );

@@ -16,5 +16,5 @@ export const variantsPlugin = fastifyPlugin(
     );
     app.reserveLiteralSegments(['/api/variants/product', '/api/variants/sku']);
   },
-  { name: 'variants', dependencies: ['sessions', 'http-frame'] },
+  { name: 'variants', dependencies: ['sessions', 'http-frame', 'method-not-allowed'] },
 );

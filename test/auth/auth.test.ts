@@ -243,6 +243,22 @@ describe('first start without ADMIN_EMAIL and ADMIN_PASSWORD', () => {
   });
 });
 
+describe('first start with an admin already there', () => {
+  it('says that ADMIN_EMAIL was not used', async () => {
+    const logLines: string[] = [];
+    const testApp = await buildTestApp({ logLines });
+    try {
+      await ensureFirstAdmin(testApp.app.db, { email: 'another-admin@example.com', password: 'another-password' }, testApp.app.log);
+      const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40);
+      assert.ok(warning, 'a warning was logged');
+      assert.match(warning.msg, /ADMIN_EMAIL and ADMIN_PASSWORD were not used/);
+      assert.equal(warning.email, 'another-admin@example.com');
+    } finally {
+      await testApp.close();
+    }
+  });
+});
+
 describe('registration switched off', () => {
   it('answers 403 forbidden when ALLOW_REGISTRATION=false', async () => {
     const testApp = await buildTestApp({ environment: { ALLOW_REGISTRATION: 'false' } });

@@ -1,9 +1,11 @@
 import net from 'node:net';
 
-/** A TCP forwarder that a test can cut and restore, to play a database outage. */
+/** A TCP forwarder that a test can cut, stall and restore, to play database outages. */
 export class TcpProxy {
   #server: net.Server | undefined;
-  readonly #sockets = new Set<net.Socket>();
+  readonly #pairs = new Set<[net.Socket, net.Socket]>();
+  readonly #waiting = new Set<net.Socket>();
+  #stalled = false;
 
   constructor(
     readonly port: number,
@@ -12,16 +14,15 @@ export class TcpProxy {
 
   async start(): Promise<void> {
     const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
+      client.on('error', () => {});
+      if (this.#stalled) {
+        // Accepted and then never answered, like a host behind a link that drops packets.
+        client.pause();
+        this.#waiting.add(client);
+        client.on('close', () => this.#waiting.delete(client));
+        return;
       }
-      client.pipe(upstream).pipe(client);
+      this.#forward(client);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -30,8 +31,47 @@ export class TcpProxy {
     this.#server = server;
   }
 
+  #forward(client: net.Socket): void {
+    const upstream = net.connect(this.target.port, this.target.host);
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    this.#pairs.add(pair);
+    for (const socket of pair) {
+      socket.on('close', () => this.#pairs.delete(pair));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+    client.resume();
+  }
+
+  /** Drops every packet from now on without closing anything: connections hang, new ones too. */
+  stall(): void {
+    this.#stalled = true;
+    for (const [client, upstream] of this.#pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** The link is back: what waited is delivered, and new connections are forwarded. */
+  resume(): void {
+    this.#stalled = false;
+    for (const [client, upstream] of this.#pairs) {
+      client.pipe(upstream).pipe(client);
+      client.resume();
+      upstream.resume();
+    }
+    for (const client of this.#waiting) this.#forward(client);
+    this.#waiting.clear();
+  }
+
   async stop(): Promise<void> {
-    for (const socket of this.#sockets) socket.destroy();
+    for (const pair of this.#pairs) for (const socket of pair) socket.destroy();
+    for (const socket of this.#waiting) socket.destroy();
     const server = this.#server;
     this.#server = undefined;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -41,8 +41,8 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
   return createDatabaseOn(baseUrl);
 }
 
-export async function openTestDatabase(databaseUrl: string | undefined): Promise<DatabaseHandle> {
-  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20 });
+export async function openTestDatabase(databaseUrl: string | undefined, statementTimeoutMs?: number): Promise<DatabaseHandle> {
+  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, ...(statementTimeoutMs ? { statementTimeoutMs } : {}) });
 }
 
 /**
@@ -50,21 +50,32 @@ export async function openTestDatabase(databaseUrl: string | undefined): Promise
  * existing scratch database (a second instance); otherwise it gets a fresh one.
  */
 export async function buildTestApp(
-  options: { environment?: Record<string, string>; databaseUrl?: string; printSecret?: (line: string) => void } = {},
+  options: {
+    environment?: Record<string, string>;
+    databaseUrl?: string;
+    printSecret?: (line: string) => void;
+    /** Where the app's JSON log lines go (the app logs nothing without it). */
+    logLines?: string[];
+  } = {},
 ): Promise<TestApp> {
   const scratch = onPostgres && !options.databaseUrl ? await createScratchDatabase() : undefined;
   const databaseUrl = options.databaseUrl ?? scratch?.url;
   const config = testConfig(options.environment, databaseUrl);
-  const database = await openTestDatabase(databaseUrl);
-  const app = await buildApp({ config, database, logger: false, printSecret: options.printSecret ?? (() => {}) });
+  const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs);
+  const logLines = options.logLines;
+  const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
+  const app = await buildApp({ config, database, logger, printSecret: options.printSecret ?? (() => {}) });
   await app.ready();
   return {
     app,
     config,
     databaseUrl,
     close: async () => {
-      await app.close();
-      await scratch?.drop();
+      try {
+        await app.close();
+      } finally {
+        await scratch?.drop();
+      }
     },
   };
 }

@@ -42,4 +42,43 @@ describe('database outage (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQ
       await scratch.drop();
     }
   });
+
+  it('bounds every statement when the database stalls (packets dropped), and serves again within 10 s after it is back', async () => {
+    const scratch = await createScratchDatabase();
+    const direct = new URL(scratch.url);
+    const proxy = new TcpProxy(30000 + Math.floor(Math.random() * 20000), { host: direct.hostname, port: Number(direct.port || 5432) });
+    await proxy.start();
+    const viaProxy = new URL(scratch.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    const testApp = await buildTestApp({ databaseUrl: viaProxy.toString(), environment: { DATABASE_STATEMENT_TIMEOUT: '1000' } });
+    try {
+      const admin = await loginAdmin(testApp.app);
+      const profile = () => testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: admin.auth });
+      assert.equal((await profile()).statusCode, 200);
+
+      proxy.stall();
+      const started = Date.now();
+      const stalled = await Promise.all(Array.from({ length: 5 }, profile));
+      for (const response of stalled) {
+        assert.equal(response.statusCode, 503);
+        assert.equal(problemOf(response).code, 'unavailable');
+      }
+      assert.ok(Date.now() - started < 8000, `answered in ${Date.now() - started} ms`);
+
+      proxy.resume();
+      const back = Date.now();
+      let recovered = false;
+      while (!recovered && Date.now() - back < 10_000) {
+        recovered = (await profile()).statusCode === 200;
+      }
+      assert.ok(recovered, 'serves again within 10 s of the database coming back');
+      const again = await Promise.all(Array.from({ length: 20 }, profile));
+      assert.deepEqual(new Set(again.map((response) => response.statusCode)), new Set([200]), 'no connection stays stuck');
+    } finally {
+      await testApp.app.close();
+      await proxy.stop();
+      await scratch.drop();
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, loginAdmin, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
 
@@ -190,7 +191,15 @@ describe('readiness without a database', () => {
     const ready = await testApp.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 503);
     assert.equal(problemOf(ready).code, 'unavailable');
-    await testApp.app.close().catch(() => {});
+    await testApp.close().catch(() => {});
     assert.ok(admin.id);
+    if (testApp.databaseUrl) {
+      const name = new URL(testApp.databaseUrl).pathname.slice(1);
+      const server = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await server.connect();
+      const left = await server.query('select 1 from pg_database where datname = $1', [name]);
+      await server.end();
+      assert.equal(left.rowCount, 0, `the scratch database ${name} was dropped`);
+    }
   });
 });

@@ -76,4 +76,79 @@ describe('rate limits', () => {
       await first.close();
     }
   });
+
+  it('counts every request without a valid token per client address: logins, refused tokens, unknown routes', async () => {
+    const testApp = await buildTestApp({ environment: { API_RATE_LIMIT: '6' } });
+    try {
+      const { app } = testApp;
+      const ip = '10.1.0.1';
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await login(testApp, uniqueEmail(), 'wrong-password', ip)).statusCode);
+      statuses.push((await app.inject({ method: 'GET', url: '/api/users/profile', remoteAddress: ip, headers: { authorization: 'Bearer forged.token.value' } })).statusCode);
+      statuses.push((await app.inject({ method: 'GET', url: '/no/such/route', remoteAddress: ip })).statusCode);
+      statuses.push((await app.inject({ method: 'GET', url: '/no/such/route', remoteAddress: ip, headers: { authorization: 'Bearer x' } })).statusCode);
+      statuses.push((await login(testApp, uniqueEmail(), 'wrong-password', ip)).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 404, 404, 429]);
+      const limited = await app.inject({ method: 'GET', url: '/api/users', remoteAddress: ip });
+      assert.equal(problemOf(limited).code, 'rate_limited');
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })).statusCode, 200, 'health probes are never limited');
+        assert.equal((await app.inject({ method: 'GET', url: '/readyz', remoteAddress: ip })).statusCode, 200);
+      }
+      assert.equal((await login(testApp, uniqueEmail(), 'wrong-password', '10.1.0.2')).statusCode, 401, 'another address has its own budget');
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it('believes X-Forwarded-For only from the proxies TRUST_PROXY names', async () => {
+    const forwardedLogins = async (testApp: TestApp) => {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) {
+        const response = await testApp.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': `203.0.113.${i}` },
+          payload: { email: uniqueEmail(), password: 'wrong-password' },
+        });
+        statuses.push(response.statusCode);
+      }
+      return statuses;
+    };
+    const untrusting = await buildTestApp({ environment: { API_RATE_LIMIT: '2' } });
+    try {
+      assert.deepEqual(await forwardedLogins(untrusting), [401, 401, 429, 429], 'without TRUST_PROXY every caller behind the proxy shares one budget');
+    } finally {
+      await untrusting.close();
+    }
+    const trusting = await buildTestApp({ environment: { API_RATE_LIMIT: '2', TRUST_PROXY: '127.0.0.1' } });
+    try {
+      assert.deepEqual(await forwardedLogins(trusting), [401, 401, 401, 401], 'each forwarded client has its own budget');
+    } finally {
+      await trusting.close();
+    }
+  });
+
+  it('keeps limiting, on its own counters and without waiting, when Redis does not answer', async () => {
+    const logLines: string[] = [];
+    const testApp = await buildTestApp({ environment: { LOGIN_RATE_LIMIT: '3', REDIS_URL: 'redis://127.0.0.1:1' }, logLines });
+    try {
+      const email = uniqueEmail();
+      const statuses = [];
+      let slowest = 0;
+      for (let i = 0; i < 6; i++) {
+        const started = Date.now();
+        statuses.push((await login(testApp, email)).statusCode);
+        slowest = Math.max(slowest, Date.now() - started);
+      }
+      assert.deepEqual(statuses, [401, 401, 401, 429, 429, 429]);
+      // Each login also hashes a password (about 50 ms); Redis may add at most 100 ms.
+      assert.ok(slowest < 1000, `slowest login took ${slowest} ms`);
+      const outageLines = logLines.filter((line) => line.includes('Redis does not answer'));
+      assert.equal(outageLines.length, 1, 'the outage is logged once, not per request');
+    } finally {
+      await testApp.close();
+    }
+  });
 });

@@ -71,4 +71,36 @@ describe('the server process', () => {
       await scratch?.drop();
     }
   });
+
+  it('stops with one clear line for a database that does not exist or a bad LOG_LEVEL', async () => {
+    const runToExit = (environment: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+          env: { ...process.env, PORT: '0', JWT_SECRET, DATABASE_URL: '', ...environment },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        });
+      });
+    const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+
+    const badLevel = await runToExit({ LOG_LEVEL: 'loud' });
+    assert.equal(badLevel.code, 1);
+    assert.deepEqual(lines(badLevel.stderr), ['invalid configuration: LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent']);
+
+    if (onPostgres) {
+      const missing = new URL(process.env.DATABASE_URL!);
+      missing.pathname = '/no_such_database_here';
+      const noDatabase = await runToExit({ DATABASE_URL: missing.toString() });
+      assert.equal(noDatabase.code, 1);
+      const said = lines(noDatabase.stderr);
+      assert.equal(said.length, 1, noDatabase.stderr);
+      assert.match(said[0]!, /^failed to start: .*database "no_such_database_here" does not exist/);
+    }
+  });
 });

@@ -259,14 +259,16 @@ describe('users', () => {
       assert.equal((await inject({ method: 'GET', url: '/api/users', headers: user.auth })).statusCode, 403);
     });
 
-    it('suspension makes old tokens 403 account_suspended; reactivation restores them', async () => {
+    it('suspension makes old tokens 403 account_suspended; it ended their session, so after reactivation they are 401', async () => {
       const user = await createUser(testApp.app);
       await inject({ method: 'PUT', url: `/api/users/${user.id}/status`, headers: admin.auth, payload: { status: 'suspended' } });
       const suspended = await inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
       assert.equal(suspended.statusCode, 403);
       assert.equal(problemOf(suspended).code, 'account_suspended');
       await inject({ method: 'PUT', url: `/api/users/${user.id}/status`, headers: admin.auth, payload: { status: 'active' } });
-      assert.equal((await inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode, 200);
+      const afterReactivation = await inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
+      assert.equal(afterReactivation.statusCode, 401);
+      assert.equal(problemOf(afterReactivation).code, 'invalid_token');
     });
 
     it('soft-deletes: 404 from then on, gone from lists, email free again, tokens 401, row kept', async () => {
