@@ -12,7 +12,10 @@ const LATEST_CURSOR_TIME = Date.UTC(9999, 11, 31);
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE, description: 'Page size, 1 to 100.' })),
   cursor: Type.Optional(
-    Type.String({ minLength: 1, description: 'Opaque cursor: `next_cursor` of the previous page. A malformed one is 400 `invalid_parameter`.' }),
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'Opaque cursor: `next_cursor` of the previous page. One the service did not issue is 400 `invalid_parameter`.',
+    }),
   ),
   include_total: Type.Optional(
     Type.Boolean({ default: false, description: 'Add `total`, the count of all rows matching the filters.' }),

@@ -14,7 +14,7 @@ export function setEtag(reply: FastifyReply, version: number): void {
  * must equal the current version; a weak tag never matches.
  */
 function assertIfMatch(ifMatch: string | undefined, currentVersion: number): void {
-  if (ifMatch === undefined) return;
+  if (ifMatch === undefined || ifMatch === '') return;
   const tags = ifMatch.split(',').map((tag) => tag.trim());
   if (tags.includes('*') || tags.includes(etagOf(currentVersion))) return;
   throw new AppError('precondition_failed', 'The resource has changed since you read it (If-Match does not match).');
@@ -36,7 +36,15 @@ export async function lockForWrite<Row extends { version: number }>(
 }
 
 export const IfMatchHeader = Type.Optional(
-  Type.String({ maxLength: 1024, description: 'Strong ETag of the version you read; a stale one gets 412 and changes nothing.' }),
+  Type.String({
+    // Weak tags are well-formed (they never match: If-Match compares strongly, so 412).
+    pattern: '^(\\*|(W/)?"[0-9]+"( *, *(W/)?"[0-9]+")*)?$',
+    'x-pattern-message': 'must be the ETag you read: a version in double quotes, such as "3" (or *)',
+    description:
+      'The ETag of the version you read, e.g. `"3"` (quotes included), or `*`; a stale one gets 412 and changes nothing. ' +
+      'An empty value is the same as no If-Match.',
+    examples: ['"1"'],
+  }),
 );
 
 export const IfMatchHeaders = Type.Object({ 'if-match': IfMatchHeader });

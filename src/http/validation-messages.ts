@@ -26,7 +26,7 @@ const describeType = (type: unknown) => [type].flat().map((name) => TYPE_NAMES[S
 
 /**
  * One Ajv problem in plain words that state the rule: never a regular expression or a schema
- * keyword. A schema states its own rule for a pattern with `patternMessage`.
+ * keyword. A schema states its own rule for a pattern with `x-pattern-message`.
  */
 function plainMessage(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
@@ -68,7 +68,7 @@ function plainMessage(error: ErrorObject): string {
       return `must be ${FORMAT_NAMES[String(params.format)] ?? `in ${String(params.format)} format`}`;
     case 'pattern':
       if (params.pattern === NO_NUL_PATTERN) return 'must not contain a NUL character';
-      return typeof schema.patternMessage === 'string' ? schema.patternMessage : 'is not in the expected format';
+      return typeof schema['x-pattern-message'] === 'string' ? schema['x-pattern-message'] : 'is not in the expected format';
     default:
       return 'is invalid';
   }

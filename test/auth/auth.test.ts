@@ -152,6 +152,9 @@ describe('authentication', () => {
       'other alg': forgeJwt({ alg: 'HS512', typ: 'at+jwt' }, payload, JWT_SECRET),
       'wrong typ': forgeJwt({ alg: 'HS256', typ: 'JWT' }, payload, JWT_SECRET),
       'unknown user': forgeJwt(header, { ...payload, sub: '00000000-0000-4000-8000-000000000000' }, JWT_SECRET),
+      'jku to a key of the attacker': forgeJwt({ ...header, jku: 'https://evil.example/jwks.json', kid: 'evil' }, payload, 'attacker-secret-that-is-at-least-32-bytes'),
+      'kid path traversal': forgeJwt({ ...header, kid: '../../../../dev/null' }, payload, ''),
+      'embedded jwk': forgeJwt({ ...header, jwk: { kty: 'oct', k: Buffer.from('attacker-secret').toString('base64url') } }, payload, 'attacker-secret'),
       garbage: 'not.a.jwt',
     };
     for (const [name, token] of Object.entries(tokens)) {

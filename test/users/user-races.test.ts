@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestApp, createUser, loginAdmin, onPostgres, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
+import { buildTestApp, createUser, login, loginAdmin, onPostgres, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
 
 // PGlite is one connection, so races need a real server.
 describe('user races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
@@ -25,7 +25,8 @@ describe('user races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' },
     ).length;
 
   it('never leaves zero active admins when two admins demote each other at once (30 rounds)', async () => {
-    const other = await createUser(testApp.app, { role: 'admin', admin });
+    let other = await createUser(testApp.app, { role: 'admin', admin });
+    let firstAdmin = admin;
     for (let round = 0; round < 30; round++) {
       const action = round % 3;
       const request = (caller: Session, target: Session) =>
@@ -35,22 +36,28 @@ describe('user races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' },
             ? { method: 'PUT' as const, url: `/api/users/${target.id}/status`, headers: caller.auth, payload: { status: 'suspended' } }
             : { method: 'PUT' as const, url: `/api/users/${target.id}/role`, headers: caller.auth, payload: { role: 'manager' } };
       const [first, second] = await Promise.all([
-        testApp.app.inject(request(admin, other)),
-        testApp.app.inject(request(other, admin)),
+        testApp.app.inject(request(firstAdmin, other)),
+        testApp.app.inject(request(other, firstAdmin)),
       ]);
       const statuses = [first.statusCode, second.statusCode];
       assert.equal(statuses.filter((status) => status === 200).length, 1, `round ${round}: ${statuses}`);
       assert.ok(statuses.every((status) => [200, 409, 403].includes(status)), `round ${round}: ${statuses}`);
       assert.equal(await activeAdminCount(), 1, `round ${round}`);
       // Put the loser back as an active admin for the next round.
-      const survivor = first.statusCode === 200 ? admin : other;
-      const loser = survivor === admin ? other : admin;
+      const survivor = first.statusCode === 200 ? firstAdmin : other;
+      const loser = survivor === firstAdmin ? other : firstAdmin;
       for (const payload of [{ role: 'admin' }, { status: 'active' }]) {
         const url = `/api/users/${loser.id}/${'role' in payload ? 'role' : 'status'}`;
         const restored = await testApp.app.inject({ method: 'PUT', url, headers: survivor.auth, payload });
         assert.equal(restored.statusCode, 200);
       }
       assert.equal(await activeAdminCount(), 2);
+      // A suspension ended the loser's sessions: it signs in again.
+      if (action === 1) {
+        const again = await login(testApp.app, loser.email, loser.password);
+        if (loser === firstAdmin) firstAdmin = again;
+        else other = again;
+      }
     }
   });
 
