@@ -10,6 +10,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_STATEMENT_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000 }),
@@ -38,6 +39,8 @@ type Environment = Static<typeof EnvironmentSchema>;
 export interface Config {
   port: number;
   host: string;
+  /** How clients reach the service: the OpenAPI `servers` entry and the base of links in emails. */
+  publicUrl: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
   databaseStatementTimeoutMs: number;
@@ -107,6 +110,7 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
   return {
     port: environment.PORT,
     host: environment.HOST,
+    publicUrl: (environment.PUBLIC_URL ?? `http://${environment.HOST.includes(':') ? `[${environment.HOST}]` : environment.HOST}:${environment.PORT}`).replace(/\/+$/, ''),
     databaseUrl: environment.DATABASE_URL,
     databasePoolSize: environment.DATABASE_POOL_SIZE,
     databaseStatementTimeoutMs: environment.DATABASE_STATEMENT_TIMEOUT,

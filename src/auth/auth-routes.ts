@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, accountSuspended, forbidden } from '../http/errors.js';
 import { setEtag } from '../http/preconditions.js';
-import { problemResponses } from '../http/problem-schema.js';
+import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { verifyPassword } from '../sessions/passwords.js';
 import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
 import { rotateRefreshToken } from '../sessions/refresh-rotation.js';
@@ -25,11 +25,12 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         security: [],
+        operationId: 'register',
         summary: 'Create an account (role user, status active)',
         description: 'Closed with 403 `forbidden` when ALLOW_REGISTRATION=false.',
         body: RegisterBody,
         response: {
-          201: Type.Ref(UserSchema, { description: 'Created; with Location and ETag.' }),
+          201: resourceReply(Type.Ref(UserSchema), 'Created.', { location: true }),
           ...problemResponses(400, 403, 409, 413, 415),
         },
       },
@@ -52,6 +53,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         security: [],
+        operationId: 'login',
         summary: 'Exchange email and password for a token pair',
         description:
           'Unknown email and wrong password get the same 401 `invalid_credentials` in about the same time. ' +
@@ -81,6 +83,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         security: [],
+        operationId: 'refreshTokens',
         summary: 'Rotate a refresh token into a new token pair',
         description:
           'The presented refresh token is spent. Presenting a spent one again revokes its whole family ' +
@@ -98,6 +101,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         security: [],
+        operationId: 'logout',
         summary: 'Revoke a refresh token',
         description: 'Always 204, whether or not the token was known, so the reply reveals nothing.',
         body: RefreshTokenBody,

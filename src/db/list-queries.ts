@@ -35,3 +35,8 @@ export async function countRows(query: SelectQueryBuilder<any, any, any>): Promi
   const row = await query.select((eb: ExpressionBuilder<any, any>) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
   return Number((row as { total: unknown }).total);
 }
+
+/** An ILIKE pattern for "contains `text`", with LIKE's own wildcards in `text` taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}

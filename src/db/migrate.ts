@@ -4,6 +4,7 @@ import { rowValueKeysetIndexes } from './migrations/0002-row-value-keyset-indexe
 import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-without-foreign-key.js';
 import { userSearchTrigramIndexes } from './migrations/0004-user-search-trigram-indexes.js';
 import { idempotencyReplyHeaders } from './migrations/0005-idempotency-reply-headers.js';
+import { variantListIndexes } from './migrations/0006-variant-list-indexes.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003-ledger-actor-without-foreign-key': ledgerActorWithoutForeignKey,
   '0004-user-search-trigram-indexes': userSearchTrigramIndexes,
   '0005-idempotency-reply-headers': idempotencyReplyHeaders,
+  '0006-variant-list-indexes': variantListIndexes,
 };
 
 const staticProvider: MigrationProvider = {

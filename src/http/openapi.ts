@@ -29,6 +29,7 @@ function openApiDocument(config: Config) {
         'key for a retry. The console at /admin is a static page over this same API.',
       ].join(' '),
     },
+    servers: [{ url: config.publicUrl, description: 'This deployment (PUBLIC_URL)' }],
     components: {
       securitySchemes: { bearerAuth: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT' } },
     },

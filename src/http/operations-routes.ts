@@ -8,7 +8,7 @@ const Health = Type.Object({ status: Type.Literal('ok') });
 export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/healthz',
-    { config: { unlimited: true }, schema: { tags: ['operations'], security: [], summary: 'The process is up', response: { 200: Health } } },
+    { config: { unlimited: true }, schema: { operationId: 'health', tags: ['operations'], security: [], summary: 'The process is up', response: { 200: Health } } },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -19,6 +19,7 @@ export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['operations'],
         security: [],
+        operationId: 'readiness',
         summary: 'The database answers',
         response: { 200: Health, ...problemResponses() },
       },

@@ -67,7 +67,9 @@ function plainMessage(error: ErrorObject): string {
     case 'format':
       return `must be ${FORMAT_NAMES[String(params.format)] ?? `in ${String(params.format)} format`}`;
     case 'pattern':
-      if (params.pattern === NO_NUL_PATTERN) return 'must not contain a NUL character';
+      if (params.pattern === NO_NUL_PATTERN || (typeof error.data === 'string' && error.data.includes('\u0000'))) {
+        return 'must not contain a NUL character';
+      }
       return typeof schema['x-pattern-message'] === 'string' ? schema['x-pattern-message'] : 'is not in the expected format';
     default:
       return 'is invalid';

@@ -1,7 +1,10 @@
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
+import type { DataValidationCxt } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { AppError } from './errors.js';
 import { withTextRules } from './text-rules.js';
+import { describeValidationErrors } from './validation-messages.js';
 
 /** Accepts single-label domains (admin@localhost) as well as dotted ones. */
 const EMAIL_PATTERN =
@@ -13,6 +16,18 @@ function createAjv(coerceTypes: boolean) {
   const ajv = new Ajv.default({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, verbose: true, strict: false });
   addFormats.default(ajv);
   ajv.addFormat('email', EMAIL_PATTERN);
+  // `x-trim`: free text is stored without surrounding white space (see TrimmedText).
+  ajv.addKeyword({
+    keyword: 'x-trim',
+    modifying: true,
+    schemaType: 'boolean',
+    validate: (enabled: boolean, data: unknown, _schema: unknown, context?: DataValidationCxt) => {
+      if (enabled && typeof data === 'string' && context?.parentData !== undefined) {
+        (context.parentData as Record<string | number, unknown>)[context.parentDataProperty] = data.trim();
+      }
+      return true;
+    },
+  });
   return ajv;
 }
 
@@ -25,4 +40,22 @@ export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv(true);
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(withTextRules(schema as object));
+}
+
+const wholeBodyAjv = createAjv(false);
+const compiledWholeSchemas = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Validates a value the service put together (a PATCH merged into the stored resource) with
+ * the same rules and messages as a request body; 400 `validation_failed` when it breaks them.
+ */
+export function assertValid(schema: object, value: unknown): void {
+  let validate = compiledWholeSchemas.get(schema);
+  if (!validate) {
+    validate = wholeBodyAjv.compile(withTextRules(schema));
+    compiledWholeSchemas.set(schema, validate);
+  }
+  if (!validate(structuredClone(value))) {
+    throw new AppError('validation_failed', 'The result of the change does not match the schema.', describeValidationErrors(validate.errors ?? []));
+  }
 }

@@ -5,12 +5,12 @@ import { forbidden, notFound } from '../http/errors.js';
 import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { etagOf, IfMatchHeader } from '../http/preconditions.js';
-import { problemResponses } from '../http/problem-schema.js';
+import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { countLedgerEntries, listLedgerEntries } from './balance-repository.js';
 import { toLedgerEntryResponse } from './balance-response.js';
 import { BalanceChangeBody, LedgerEntrySchema } from './balance-schemas.js';
 import { applyBalanceChange } from './balance-service.js';
-import { findUserById } from './user-repository.js';
+import { findUserById, findUserRecordById } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import { UserSchema } from './user-schemas.js';
 
@@ -22,6 +22,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { roles: ['admin'] },
       schema: {
+        operationId: 'changeBalance',
         tags: ['balance'],
         summary: "Change a user's store-credit balance (admin)",
         description:
@@ -31,7 +32,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader, 'if-match': IfMatchHeader }),
         body: BalanceChangeBody,
         response: {
-          200: Type.Ref(UserSchema),
+          200: resourceReply(Type.Ref(UserSchema), 'The user after the change.'),
           ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422),
         },
       },
@@ -53,8 +54,10 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/balance/ledger',
     {
       schema: {
+        operationId: 'listLedgerEntries',
         tags: ['balance'],
         summary: "A user's balance ledger, newest first (admin, or the user itself)",
+        description: 'An admin can still read the ledger of a deleted user.',
         params: IdParams,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
         response: { 200: PageSchema(Type.Ref(LedgerEntrySchema)), ...problemResponses(400, 401, 403, 404) },
@@ -63,7 +66,8 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const userId = request.params.id;
       if (request.caller.role !== 'admin' && request.caller.id !== userId) throw forbidden();
-      if (!(await findUserById(app.db, userId))) throw notFound('user');
+      const owner = request.caller.role === 'admin' ? await findUserRecordById(app.db, userId) : await findUserById(app.db, userId);
+      if (!owner) throw notFound('user');
       return listPage(request.query, {
         rows: (page) => listLedgerEntries(app.db, userId, page),
         count: () => countLedgerEntries(app.db, userId),

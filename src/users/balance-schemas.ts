@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { Timestamp } from '../http/common-schemas.js';
+import { Timestamp, TrimmedText } from '../http/common-schemas.js';
 
 export const MAX_BALANCE = 1e15;
 
-const Reason = Type.String({ minLength: 1, maxLength: 200 });
+const Reason = TrimmedText(200, { description: 'Why the balance changes; kept in the ledger', examples: ['Refund for order 1042'] });
 
 export const BalanceChangeBody = Type.Union(
   [
@@ -25,7 +25,7 @@ export const BalanceChangeBody = Type.Union(
       { additionalProperties: false },
     ),
   ],
-  { description: 'Exactly one of `delta` and `balance`, with a `reason`.' },
+  { description: 'Exactly one of `delta` and `balance`, with a `reason`.', examples: [{ delta: -500, reason: 'Refund for order 1042' }] },
 );
 
 export const LedgerEntrySchema = Type.Object(

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { AppError, notFound } from '../http/errors.js';
+import { AppError, notFound, validationFailed } from '../http/errors.js';
 import { hashPassword, verifyPassword } from '../sessions/passwords.js';
 import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
@@ -23,6 +23,7 @@ export async function changePassword(
   const user = await findUserById(db, userId);
   if (!user) throw notFound('user');
   if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();
+  if (passwords.next === passwords.current) throw validationFailed('/new_password', 'must differ from the current password');
   const newHash = await hashPassword(passwords.next);
   return inTransaction(db, async (trx) => {
     const locked = await findUserByIdForUpdate(trx, userId);

@@ -1,9 +1,14 @@
 import { sql, type Kysely } from 'kysely';
-import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
 
 export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** A user's row whether or not it was deleted: its ledger outlives it. */
+export function findUserRecordById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export function findUserByIdForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
@@ -78,7 +83,7 @@ function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
   if (filter.role) query = query.where('role', '=', filter.role);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.q) {
-    const pattern = `%${filter.q.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+    const pattern = containsPattern(filter.q);
     query = query.where((eb) => eb.or([eb('email', 'ilike', pattern), eb('name', 'ilike', pattern)]));
   }
   return query;

@@ -6,20 +6,22 @@ import { IdParams } from '../http/common-schemas.js';
 import { forbidden, notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
-import { problemResponses } from '../http/problem-schema.js';
+import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
 import { changePassword } from './password-service.js';
 import { countUsers, findUserById, listUsers } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import {
   ChangePasswordBody,
+  DeleteUserQuery,
   ListUsersQuery,
   ProfileBody,
+  ProfilePatchBody,
   RoleBody,
   StatusBody,
   UserSchema,
 } from './user-schemas.js';
-import { changeRole, changeStatus, deleteUser, replaceProfile } from './user-service.js';
+import { changeRole, changeStatus, deleteUser, patchProfile, replaceProfile } from './user-service.js';
 
 const STAFF = ['manager', 'admin'] as const;
 const ADMIN = ['admin'] as const;
@@ -37,9 +39,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/profile',
     {
       schema: {
+        operationId: 'getProfile',
         tags: ['users'],
         summary: 'The caller',
-        response: { 200: UserReply, ...problemResponses(401, 403) },
+        response: { 200: resourceReply(UserReply, 'The caller.'), 304: notModifiedReply, ...problemResponses(401, 403) },
       },
     },
     async (request, reply) => {
@@ -53,18 +56,32 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/profile',
     {
       schema: {
+        operationId: 'replaceProfile',
         tags: ['users'],
         summary: "Replace the caller's name, email and phone",
         description: 'A missing `phone` becomes null. Any other field (role, status, balance…) is a 400.',
         headers: IfMatchHeaders,
         body: ProfileBody,
-        response: { 200: UserReply, ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => {
-      const user = await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body);
-      return userReply(reply, user);
+    async (request, reply) => userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body)),
+  );
+
+  app.patch(
+    '/profile',
+    {
+      schema: {
+        operationId: 'patchProfile',
+        tags: ['users'],
+        summary: "Change some of the caller's name, email and phone (JSON merge patch)",
+        description: 'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version.',
+        headers: IfMatchHeaders,
+        body: ProfilePatchBody,
+        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+      },
     },
+    async (request, reply) => userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body)),
   );
 
   app.put(
@@ -72,10 +89,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { noStore: true },
       schema: {
+        operationId: 'changePassword',
         tags: ['users'],
         summary: "Change the caller's password",
         description:
-          'Returns a new token pair; every other refresh token and every older access token of the caller stop working.',
+          'Returns a new token pair; every other refresh token and every older access token of the caller stop working. ' +
+          'A `new_password` equal to the current one is a 400.',
         body: ChangePasswordBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
@@ -92,6 +111,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { roles: STAFF },
       schema: {
+        operationId: 'listUsers',
         tags: ['users'],
         summary: 'List users, newest first (manager, admin)',
         description: '`q` matches a case-insensitive substring of email or name. Deleted users are never listed.',
@@ -114,10 +134,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id',
     {
       schema: {
+        operationId: 'getUser',
         tags: ['users'],
         summary: 'One user (manager, admin, or the user itself)',
         params: IdParams,
-        response: { 200: UserReply, ...problemResponses(400, 401, 403, 404) },
+        response: { 200: resourceReply(UserReply, 'The user.'), 304: notModifiedReply, ...problemResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -134,12 +155,14 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { roles: ADMIN },
       schema: {
+        operationId: 'deleteUser',
         tags: ['users'],
         summary: 'Soft-delete a user (admin)',
         description:
-          'The user is 404 from then on, gone from lists, its email free again and its tokens 401; its ledger is kept. ' +
-          'Refused with 409 `last_admin` when it would leave no active admin.',
+          'The user is 404 from then on, gone from lists, its email free again and its sessions ended; its ledger is kept. ' +
+          'Refused with 409 `last_admin` when it would leave no active admin. `reason` is recorded with the change.',
         params: IdParams,
+        querystring: DeleteUserQuery,
         headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 412) },
       },
@@ -154,8 +177,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const adminChange = (
     field: 'role' | 'status',
     body: typeof RoleBody | typeof StatusBody,
-    summary: string,
-    description: string,
+    texts: { operationId: string; summary: string; description: string },
     change: (id: string, ifMatch: string | undefined, value: string) => Promise<UserRow>,
   ) =>
     app.put(
@@ -163,29 +185,34 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       {
         config: { roles: ADMIN },
         schema: {
+          ...texts,
           tags: ['users'],
-          summary,
-          description,
           params: IdParams,
           headers: IfMatchHeaders,
           body,
-          response: { 200: UserReply, ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
+          response: { 200: resourceReply(UserReply, 'The user after the change.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
         },
       },
-      async (request, reply) => {
-        const user = await change(request.params.id, request.headers['if-match'], (request.body as Record<string, string>)[field]!);
-        return userReply(reply, user);
-      },
+      async (request, reply) =>
+        userReply(reply, await change(request.params.id, request.headers['if-match'], (request.body as Record<string, string>)[field]!)),
     );
 
-  adminChange('role', RoleBody, "Change a user's role (admin)", 'Refused with 409 `last_admin` when it would leave no active admin.', (id, ifMatch, value) =>
-    changeRole(app.db, id, ifMatch, value as Role),
+  adminChange(
+    'role',
+    RoleBody,
+    { operationId: 'changeRole', summary: "Change a user's role (admin)", description: 'Refused with 409 `last_admin` when it would leave no active admin.' },
+    (id, ifMatch, value) => changeRole(app.db, id, ifMatch, value as Role),
   );
   adminChange(
     'status',
     StatusBody,
-    'Suspend or reactivate a user (admin)',
-    "A suspended user's tokens and logins get 403 `account_suspended`. Refused with 409 `last_admin` when it would leave no active admin.",
+    {
+      operationId: 'changeStatus',
+      summary: 'Suspend or reactivate a user (admin)',
+      description:
+        "A suspension ends every session of the user: its tokens get 403 `account_suspended` while it lasts, and 401 after. " +
+        'Refused with 409 `last_admin` when it would leave no active admin.',
+    },
     (id, ifMatch, value) => changeStatus(app.db, id, ifMatch, value as UserStatus),
   );
 };

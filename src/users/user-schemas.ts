@@ -1,19 +1,32 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from '../http/common-schemas.js';
+import { Reason, StringEnum, Timestamp, TrimmedText } from '../http/common-schemas.js';
 
-export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
-export const Password = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.' });
-export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
-export const Phone = Type.Union([Type.String({ maxLength: 32 }), Type.Null()]);
-const RoleSchema = Type.Union([Type.Literal('user'), Type.Literal('manager'), Type.Literal('admin')]);
-const StatusSchema = Type.Union([Type.Literal('active'), Type.Literal('suspended')]);
+export const Email = Type.String({
+  format: 'email',
+  minLength: 3,
+  maxLength: 254,
+  description: 'An email address, 3 to 254 characters; unique among accounts without regard to case.',
+  examples: ['ada@example.com'],
+});
+export const Password = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.', examples: ['correct-horse-battery'] });
+export const PersonName = TrimmedText(100, { description: 'The name', examples: ['Ada Lovelace'] });
+const PhoneNumber = Type.String({
+  maxLength: 32,
+  pattern: '^[0-9 +().-]*[0-9][0-9 +().-]*$',
+  'x-pattern-message': 'must be digits, spaces and + - ( ) . with at least one digit',
+  description: 'Up to 32 characters of digits, spaces and `+-().`, with at least one digit.',
+  examples: ['+44 20 7946 0958'],
+});
+export const Phone = Type.Union([PhoneNumber, Type.Null()]);
+export const RoleSchema = StringEnum(['user', 'manager', 'admin'], { description: 'What the account may do.' });
+export const StatusSchema = StringEnum(['active', 'suspended'], { description: 'A suspended account can neither sign in nor use its tokens.' });
 
 export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
     name: Type.String(),
-    phone: Phone,
+    phone: Type.Union([Type.String(), Type.Null()]),
     role: RoleSchema,
     status: StatusSchema,
     balance: Type.Integer({ description: 'Store credit in minor units (cents).' }),
@@ -22,18 +35,53 @@ export const UserSchema = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'User', title: 'User' },
+  {
+    $id: 'User',
+    title: 'User',
+    examples: [
+      {
+        id: '3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13',
+        email: 'ada@example.com',
+        name: 'Ada Lovelace',
+        phone: null,
+        role: 'user',
+        status: 'active',
+        balance: 1250,
+        currency: 'USD',
+        version: 3,
+        created_at: '2026-11-21T20:25:00.000Z',
+        updated_at: '2026-11-22T08:00:00.000Z',
+      },
+    ],
+  },
 );
 export type UserResponse = Static<typeof UserSchema>;
 
 export const ProfileBody = Type.Object(
   { name: PersonName, email: Email, phone: Type.Optional(Phone) },
-  { additionalProperties: false, description: 'Replaces the three fields; a missing `phone` becomes null.' },
+  {
+    additionalProperties: false,
+    description: 'Replaces the three fields; a missing `phone` becomes null.',
+    examples: [{ name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }],
+  },
+);
+
+export const ProfilePatchBody = Type.Object(
+  { name: Type.Optional(PersonName), email: Type.Optional(Email), phone: Type.Optional(Phone) },
+  {
+    additionalProperties: false,
+    description: 'JSON merge patch (RFC 7396): fields left out stay; `phone: null` clears the phone. `{}` changes nothing.',
+    examples: [{ phone: null }],
+  },
 );
 
 export const ChangePasswordBody = Type.Object(
   { current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: Password },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: '`new_password` must differ from the current one.',
+    examples: [{ current_password: 'correct-horse-battery', new_password: 'another-long-passphrase' }],
+  },
 );
 
 export const ListUsersQuery = Type.Object(
@@ -45,5 +93,12 @@ export const ListUsersQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const RoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
-export const StatusBody = Type.Object({ status: StatusSchema }, { additionalProperties: false });
+export const RoleBody = Type.Object(
+  { role: RoleSchema, reason: Type.Optional(Reason) },
+  { additionalProperties: false, examples: [{ role: 'manager', reason: 'Runs the spring catalogue' }] },
+);
+export const StatusBody = Type.Object(
+  { status: StatusSchema, reason: Type.Optional(Reason) },
+  { additionalProperties: false, examples: [{ status: 'suspended', reason: 'Chargeback under review' }] },
+);
+export const DeleteUserQuery = Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false });

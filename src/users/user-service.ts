@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError } from '../http/errors.js';
+import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
@@ -58,6 +59,28 @@ export function replaceProfile(
     inTransaction(db, async (trx) => {
       await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
       return updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null });
+    }),
+  );
+}
+
+/** A merge patch of the profile; a patch that changes nothing writes nothing (the version stays). */
+export function patchProfile(
+  db: Kysely<Database>,
+  userId: string,
+  ifMatch: string | undefined,
+  patch: { name?: string; email?: string; phone?: string | null },
+): Promise<UserRow> {
+  return translatingEmailConflict(() =>
+    inTransaction(db, async (trx) => {
+      const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
+      const profile = mergePatch({ name: current.name, email: current.email, phone: current.phone }, patch) as {
+        name: string;
+        email: string;
+        phone?: string;
+      };
+      const next = { name: profile.name, email: profile.email, phone: profile.phone ?? null };
+      if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
+      return updateUser(trx, userId, next);
     }),
   );
 }

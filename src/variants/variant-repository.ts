@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, VariantRow } from '../db/tables.js';
 
 export interface VariantFields {
@@ -58,4 +58,30 @@ export function listVariantsOfProduct(db: Kysely<Database>, productId: string, p
 
 export function countVariantsOfProduct(db: Kysely<Database>, productId: string): Promise<number> {
   return countRows(db.selectFrom('variants').where('product_id', '=', productId));
+}
+
+export interface VariantFilter {
+  q?: string | undefined;
+  product_id?: string | undefined;
+  in_stock?: boolean | undefined;
+}
+
+function filteredVariants(db: Kysely<Database>, filter: VariantFilter) {
+  let query = db.selectFrom('variants');
+  if (filter.product_id) query = query.where('product_id', '=', filter.product_id);
+  if (filter.in_stock !== undefined) query = query.where('stock', filter.in_stock ? '>' : '=', 0);
+  if (filter.q) {
+    const pattern = containsPattern(filter.q);
+    query = query.where((eb) => eb.or([eb('sku', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+  }
+  return query;
+}
+
+/** Newest first; `q` is served by trigram indexes where PostgreSQL has pg_trgm. */
+export function listVariants(db: Kysely<Database>, filter: VariantFilter, page: PageRequest): Promise<VariantRow[]> {
+  return keysetPage(filteredVariants(db, filter).selectAll(), page, 'newest-first').execute();
+}
+
+export function countVariants(db: Kysely<Database>, filter: VariantFilter): Promise<number> {
+  return countRows(filteredVariants(db, filter));
 }

@@ -1,9 +1,12 @@
-import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Database, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError } from '../http/errors.js';
+import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
+import { assertValid } from '../http/validation.js';
 import {
   deleteVariant,
   findVariantById,
@@ -12,7 +15,9 @@ import {
   replaceVariant,
   type VariantFields,
 } from './variant-repository.js';
-import type { VariantInput } from './variant-schemas.js';
+import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
 
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
 
@@ -24,6 +29,14 @@ function translateConflict(error: unknown): unknown {
     return new AppError('duplicate_attributes', 'Another variant of this product has the same attributes.');
   }
   return error;
+}
+
+async function translatingConflicts<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translateConflict(error);
+  }
 }
 
 /** PUT replaces: optional fields left out take their defaults. */
@@ -38,35 +51,101 @@ function toFields(input: VariantInput): VariantFields {
   };
 }
 
-export async function createVariant(db: Kysely<Database>, id: string, input: VariantInput): Promise<VariantRow> {
+const fieldsOf = (row: VariantRow): VariantFields => ({
+  product_id: row.product_id,
+  sku: row.sku,
+  name: row.name,
+  price: row.price,
+  stock: row.stock,
+  attributes: row.attributes,
+});
+
+const sameFields = (a: VariantFields, b: VariantFields) => JSON.stringify(a) === JSON.stringify(b);
+
+async function createIn(executor: Executor, id: string, input: VariantInput): Promise<VariantRow> {
   // Checked first so a taken id is reported as such even when the SKU collides too.
-  if (await findVariantById(db, id)) throw variantExists();
-  try {
-    return await insertVariant(db, id, toFields(input));
-  } catch (error) {
-    throw translateConflict(error);
-  }
+  if (await findVariantById(executor, id)) throw variantExists();
+  return insertVariant(executor, id, toFields(input));
 }
 
-export async function updateVariant(
-  db: Kysely<Database>,
-  id: string,
-  ifMatch: string | undefined,
-  input: VariantInput,
-): Promise<VariantRow> {
-  try {
-    return await inTransaction(db, async (trx) => {
-      await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
-      return replaceVariant(trx, id, toFields(input));
-    });
-  } catch (error) {
-    throw translateConflict(error);
-  }
+async function replaceIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, input: VariantInput): Promise<VariantRow> {
+  await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+  return replaceVariant(trx, id, toFields(input));
 }
 
-export async function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
-    await deleteVariant(trx, id);
+async function removeIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined): Promise<void> {
+  await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+  await deleteVariant(trx, id);
+}
+
+/** `id` is the client's choice (POST /api/variants/{id}) or, left out, the service's. */
+export function createVariant(db: Kysely<Database>, id: string | undefined, input: VariantInput): Promise<VariantRow> {
+  return translatingConflicts(() => createIn(db, id ?? randomUUID(), input));
+}
+
+export function updateVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, input: VariantInput): Promise<VariantRow> {
+  return translatingConflicts(() => inTransaction(db, (trx) => replaceIn(trx, id, ifMatch, input)));
+}
+
+/** A merge patch, validated as a whole like a PUT; a patch that changes nothing writes nothing. */
+export function patchVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, patch: VariantPatch): Promise<VariantRow> {
+  return translatingConflicts(() =>
+    inTransaction(db, async (trx) => {
+      const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+      const merged = mergePatch(fieldsOf(current), patch) as VariantInput;
+      assertValid(VariantBody, merged);
+      const fields = toFields(merged);
+      return sameFields(fields, fieldsOf(current)) ? current : replaceVariant(trx, id, fields);
+    }),
+  );
+}
+
+export function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined): Promise<void> {
+  return inTransaction(db, (trx) => removeIn(trx, id, ifMatch));
+}
+
+export interface BatchResult {
+  op: BatchOperationInput['op'];
+  id: string;
+  status: 201 | 200 | 204;
+  variant?: VariantRow;
+}
+
+/**
+ * Runs the operations in order in one transaction: the first that fails stops the batch with
+ * the status and code its single call would give, pointing at its place in the request, and
+ * nothing of the batch is stored.
+ */
+export function runBatch(db: Kysely<Database>, operations: BatchOperationInput[]): Promise<BatchResult[]> {
+  return inTransaction(db, async (trx) => {
+    const results: BatchResult[] = [];
+    for (const [index, operation] of operations.entries()) {
+      try {
+        results.push(await runOperation(trx, operation));
+      } catch (error) {
+        const refusal = translateConflict(error);
+        if (!(refusal instanceof AppError)) throw refusal;
+        throw new AppError(refusal.code, `Operation ${index} failed: ${refusal.detail}`, [{ path: `/operations/${index}`, message: refusal.detail }]);
+      }
+    }
+    return results;
   });
+}
+
+async function runOperation(trx: Transaction<Database>, operation: BatchOperationInput): Promise<BatchResult> {
+  switch (operation.op) {
+    case 'create': {
+      const variant = await createIn(trx, operation.id?.toLowerCase() ?? randomUUID(), operation.variant);
+      return { op: 'create', id: variant.id, status: 201, variant };
+    }
+    case 'update': {
+      const variant = await replaceIn(trx, operation.id.toLowerCase(), operation.if_match, operation.variant);
+      return { op: 'update', id: variant.id, status: 200, variant };
+    }
+    case 'delete': {
+      const id = operation.id.toLowerCase();
+      await removeIn(trx, id, operation.if_match);
+      return { op: 'delete', id, status: 204 };
+    }
+  }
 }

@@ -14,7 +14,7 @@ export const variantsPlugin = fastifyPlugin(
       },
       { prefix: '/api/variants' },
     );
-    app.reserveLiteralSegments(['/api/variants/product', '/api/variants/sku']);
+    app.reserveLiteralSegments(['/api/variants/product', '/api/variants/sku', '/api/variants/batch']);
   },
   { name: 'variants', dependencies: ['sessions', 'http-frame', 'method-not-allowed'] },
 );

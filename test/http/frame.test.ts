@@ -28,7 +28,7 @@ describe('HTTP frame', () => {
     assert.match(String(response.headers.allow), /GET/);
     const profileDelete = await testApp.app.inject({ method: 'DELETE', url: '/api/users/profile', headers: admin.auth });
     assert.equal(profileDelete.statusCode, 405);
-    assert.deepEqual(String(profileDelete.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PUT']);
+    assert.deepEqual(String(profileDelete.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PATCH', 'PUT']);
     const changePasswordGet = await testApp.app.inject({ method: 'GET', url: '/api/users/change-password', headers: admin.auth });
     assert.equal(changePasswordGet.statusCode, 405);
     assert.equal(changePasswordGet.headers.allow, 'PUT');

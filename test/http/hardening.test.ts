@@ -149,7 +149,7 @@ describe('hardening: bad input never reaches the database', () => {
     assert.equal(options.headers.allow, 'PUT');
     const profile = await app.inject({ method: 'POST', url: '/api/users/profile', headers: admin.auth, payload: {} });
     assert.equal(profile.statusCode, 405);
-    assert.deepEqual(String(profile.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PUT']);
+    assert.deepEqual(String(profile.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PATCH', 'PUT']);
   });
 });
 
