@@ -39,7 +39,9 @@ function plainMessage(error: ErrorObject): string {
     case 'type':
       return `must be ${describeType(params.type)}`;
     case 'minLength':
-      return Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${characters(Number(params.limit))}`;
+      if (Number(params.limit) !== 1) return `must be at least ${characters(Number(params.limit))}`;
+      // Trimmed text is empty when it was blank: the same rule as its pattern, said once.
+      return schema['x-trim'] ? 'must not be blank' : 'must not be empty';
     case 'maxLength':
       return `must be at most ${characters(Number(params.limit))}`;
     case 'minimum':
