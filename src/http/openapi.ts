@@ -12,7 +12,8 @@ function openApiDocument(config: Config) {
     openapi: '3.1.0',
     info: {
       title: 'Shop accounts and variants API',
-      version: '0.1.0',
+      version: '0.2.0',
+      license: { name: 'Proprietary: the deploying shop decides' },
       description: [
         'Users (profile, password, role, status, store-credit balance) and product variants of an online shop.',
         `All amounts are integer minor units of ${config.currency}. Errors are RFC 9457 problem+json with a stable \`code\`.`,

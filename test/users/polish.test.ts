@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { buildTestApp, createUser, loginAdmin, problemOf, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
 
 describe('users: replies people can read, merge patches, text rules', () => {
@@ -11,7 +12,7 @@ describe('users: replies people can read, merge patches, text rules', () => {
   });
   after(() => testApp.close());
 
-  const inject = (request: Parameters<TestApp['app']['inject']>[0]) => testApp.app.inject(request);
+  const inject = (request: InjectOptions) => testApp.app.inject(request);
   const storedUser = (id: string) => testApp.app.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
   it('lists every problem of a request in plain words, never a pattern or a schema keyword', async () => {

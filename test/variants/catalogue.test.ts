@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { buildTestApp, createUser, loginAdmin, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
 
 const variant = (overrides: Record<string, unknown> = {}) => ({
@@ -22,7 +23,7 @@ describe('the catalogue of variants', () => {
   });
   after(() => testApp.close());
 
-  const inject = (request: Parameters<TestApp['app']['inject']>[0]) => testApp.app.inject(request);
+  const inject = (request: InjectOptions) => testApp.app.inject(request);
   const create = async (body: Record<string, unknown>) => {
     const response = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: body });
     assert.equal(response.statusCode, 201, response.body);
