@@ -4,6 +4,7 @@ import { authPlugin } from './auth/auth-plugin.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
+import { eventsPlugin } from './events/events-plugin.js';
 import { registerAdminConsole } from './http/admin-console.js';
 import { httpFramePlugin } from './http/http-frame.js';
 import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
@@ -49,5 +50,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usersPlugin, { printSecret: options.printSecret });
   await app.register(authPlugin);
   await app.register(variantsPlugin);
+  await app.register(eventsPlugin);
   return app;
 }

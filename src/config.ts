@@ -32,6 +32,9 @@ const EnvironmentSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   LOG_LEVEL: Type.String({ enum: LOG_LEVELS, default: 'info' }),
+  WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 365 }),
 });
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -63,6 +66,11 @@ export interface Config {
   corsOrigins: string[] | undefined;
   workers: number;
   logLevel: string;
+  /** Webhook URLs may be http:// (else only https://). */
+  webhookAllowHttp: boolean;
+  /** Webhook hosts may resolve to loopback, private, link-local or unspecified addresses. */
+  webhookAllowPrivateNetworks: boolean;
+  eventRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -132,6 +140,9 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
     corsOrigins: environment.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean),
     workers: environment.WORKERS,
     logLevel: environment.LOG_LEVEL,
+    webhookAllowHttp: environment.WEBHOOK_ALLOW_HTTP,
+    webhookAllowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    eventRetentionDays: environment.EVENT_RETENTION_DAYS,
   };
 }
 

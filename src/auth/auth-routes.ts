@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { inTransaction } from '../db/transaction.js';
+import { contextOf, record } from '../events/event-recorder.js';
 import { AppError, accountSuspended, forbidden } from '../http/errors.js';
 import { setEtag } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
@@ -39,7 +42,9 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const user = await createUser(app.db, { ...request.body, role: 'user' });
+      // The new user is the actor of its own registration.
+      const id = randomUUID();
+      const user = await createUser(app.db, { ...request.body, id, role: 'user' }, contextOf(request, id));
       setEtag(reply, user.version);
       reply.header('location', `/api/users/${user.id}`);
       return reply.code(201).send(toUserResponse(user, config.currency));
@@ -109,7 +114,12 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await revokeRefreshTokens(app.db, { token_hash: hashRefreshToken(request.body.refresh_token) });
+      await inTransaction(app.db, async (trx) => {
+        const [userId] = await revokeRefreshTokens(trx, { token_hash: hashRefreshToken(request.body.refresh_token) });
+        if (!userId) return;
+        const event = { type: 'user.sessions_ended', subjectType: 'user', subjectId: userId, data: { cause: 'logout' } } as const;
+        await record(trx, event, contextOf(request, userId));
+      });
       return reply.code(204).send(null);
     },
   );

@@ -18,16 +18,19 @@ export function keysetPage<Query extends SelectQueryBuilder<any, any, any>>(
   query: Query,
   page: PageRequest,
   order: KeysetOrder,
+  /** The table whose (created_at, id) keys the page, when the query joins others. */
+  table?: string,
 ): Query {
   const direction = order === 'newest-first' ? 'desc' : 'asc';
+  const [createdAt, id] = table ? [`${table}.created_at`, `${table}.id`] : ['created_at', 'id'];
   let paged = query as SelectQueryBuilder<any, any, any>;
   const after = page.after;
   if (after) {
     paged = paged.where((eb: ExpressionBuilder<any, any>) =>
-      eb(eb.refTuple('created_at', 'id'), direction === 'desc' ? '<' : '>', eb.tuple(after.createdAt, after.id)),
+      eb(eb.refTuple(createdAt, id), direction === 'desc' ? '<' : '>', eb.tuple(after.createdAt, after.id)),
     );
   }
-  return paged.orderBy('created_at', direction).orderBy('id', direction).limit(page.limit + 1) as Query;
+  return paged.orderBy(createdAt, direction).orderBy(id, direction).limit(page.limit + 1) as Query;
 }
 
 /** Counts the rows a list query matches (its `include_total`), before any page is applied. */

@@ -5,6 +5,7 @@ import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-wit
 import { userSearchTrigramIndexes } from './migrations/0004-user-search-trigram-indexes.js';
 import { idempotencyReplyHeaders } from './migrations/0005-idempotency-reply-headers.js';
 import { variantListIndexes } from './migrations/0006-variant-list-indexes.js';
+import { eventsAndWebhooks } from './migrations/0007-events-and-webhooks.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004-user-search-trigram-indexes': userSearchTrigramIndexes,
   '0005-idempotency-reply-headers': idempotencyReplyHeaders,
   '0006-variant-list-indexes': variantListIndexes,
+  '0007-events-and-webhooks': eventsAndWebhooks,
 };
 
 const staticProvider: MigrationProvider = {

@@ -70,12 +70,55 @@ export interface VariantsTable {
   updated_at: Timestamp;
 }
 
+export interface EventsTable {
+  id: string;
+  type: string;
+  created_at: Timestamp;
+  actor_id: string | null;
+  request_id: string | null;
+  subject_type: string;
+  subject_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface WebhooksTable {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  secret: string;
+  version: ColumnType<number, number | undefined, number>;
+  failing_since: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Timestamp;
+  claimed_until: Date | null;
+  created_at: Timestamp;
+  delivered_at: Date | null;
+}
+
 export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -84,3 +127,6 @@ export type UserUpdate = Updateable<UsersTable>;
 export type VariantRow = Selectable<VariantsTable>;
 export type LedgerRow = Selectable<BalanceLedgerTable>;
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
+export type EventRow = Selectable<EventsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -27,18 +27,20 @@ export async function markRefreshTokenUsed(db: Kysely<Database>, id: string): Pr
   await db.updateTable('refresh_tokens').set({ used_at: new Date() }).where('id', '=', id).execute();
 }
 
-/** Revokes the live refresh tokens of one family, one token (by hash) or one user. */
+/** Revokes the live refresh tokens of one family, one token (by hash) or one user; returns whose they were. */
 export async function revokeRefreshTokens(
   db: Kysely<Database>,
   which: { family_id: string } | { token_hash: string } | { user_id: string },
-): Promise<void> {
+): Promise<string[]> {
   const [column, value] = Object.entries(which)[0] as ['family_id' | 'token_hash' | 'user_id', string];
-  await db
+  const revoked = await db
     .updateTable('refresh_tokens')
     .set({ revoked_at: new Date() })
     .where(column, '=', value)
     .where('revoked_at', 'is', null)
+    .returning('user_id')
     .execute();
+  return revoked.map((row) => row.user_id);
 }
 
 /** Refresh tokens expired for a day are of no use, not even to detect re-use. */

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { forbidden, notFound } from '../http/errors.js';
 import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
@@ -41,7 +42,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
         const user = await applyBalanceChange(trx, {
           userId: request.params.id,
-          actorId: request.caller.id,
+          context: contextOf(request),
           currency,
           ifMatch: request.headers['if-match'],
           change: request.body,

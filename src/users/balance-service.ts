@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, UserRow } from '../db/tables.js';
+import { record, type EventContext } from '../events/event-recorder.js';
 import { AppError, validationFailed } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { insertLedgerEntry } from './balance-repository.js';
@@ -15,7 +16,7 @@ export type BalanceChange = { delta: number; reason: string } | { balance: numbe
  */
 export async function applyBalanceChange(
   trx: Transaction<Database>,
-  input: { userId: string; actorId: string; currency: string; ifMatch: string | undefined; change: BalanceChange },
+  input: { userId: string; currency: string; ifMatch: string | undefined; change: BalanceChange; context: EventContext },
 ): Promise<UserRow> {
   const user = await lockForWrite(() => findUserByIdForUpdate(trx, input.userId), input.ifMatch, 'user');
   const { change } = input;
@@ -29,14 +30,26 @@ export async function applyBalanceChange(
   // Strictly later than the previous change, so newest-first ledger order is the order of changes.
   const changedAt = new Date(Math.max(Date.now(), user.updated_at.getTime() + 1));
   const updated = await updateUser(trx, user.id, { balance: balanceAfter, updated_at: changedAt });
+  const delta = balanceAfter - user.balance;
   await insertLedgerEntry(trx, {
     user_id: user.id,
-    delta: balanceAfter - user.balance,
+    delta,
     balance_after: balanceAfter,
     currency: input.currency,
     reason: change.reason,
-    actor_id: input.actorId,
+    // A balance change is always an admin's request, so it has an actor.
+    actor_id: input.context.actorId!,
     created_at: changedAt,
   });
+  await record(
+    trx,
+    {
+      type: 'user.balance_changed',
+      subjectType: 'user',
+      subjectId: user.id,
+      data: { before: { balance: user.balance }, after: { balance: balanceAfter }, delta, balance_after: balanceAfter, currency: input.currency, reason: change.reason },
+    },
+    input.context,
+  );
   return updated;
 }

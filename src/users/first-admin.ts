@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/tables.js';
+import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import { anyAdminExists, findUserByEmail } from './user-repository.js';
 import { createUser } from './user-service.js';
 
@@ -31,7 +32,7 @@ export async function ensureFirstAdmin(
       log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
       return false;
     }
-    await createUser(trx, { email, password, name: 'Administrator', role: 'admin' });
+    await createUser(trx, { email, password, name: 'Administrator', role: 'admin' }, SERVICE_CONTEXT);
     return true;
   });
   if (!created) return;

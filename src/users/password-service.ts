@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
+import { record, type EventContext } from '../events/event-recorder.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError, notFound, validationFailed } from '../http/errors.js';
 import { hashPassword, verifyPassword } from '../sessions/passwords.js';
@@ -19,6 +20,7 @@ export async function changePassword(
   issuer: TokenIssuer,
   userId: string,
   passwords: { current: string; next: string },
+  context: EventContext,
 ): Promise<TokenPair> {
   const user = await findUserById(db, userId);
   if (!user) throw notFound('user');
@@ -35,6 +37,7 @@ export async function changePassword(
       session_version: locked.session_version + 1,
     });
     await revokeRefreshTokens(trx, { user_id: userId });
+    await record(trx, { type: 'user.password_changed', subjectType: 'user', subjectId: userId, data: { sessions_ended: true } }, context);
     return issueTokenPair(trx, issuer, updated);
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { Role, UserRow, UserStatus } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { forbidden, notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
@@ -21,7 +22,7 @@ import {
   StatusBody,
   UserSchema,
 } from './user-schemas.js';
-import { changeRole, changeStatus, deleteUser, patchProfile, replaceProfile } from './user-service.js';
+import { changeRole, changeStatus, deleteUser, patchProfile, replaceProfile, type AdminAction } from './user-service.js';
 
 const STAFF = ['manager', 'admin'] as const;
 const ADMIN = ['admin'] as const;
@@ -65,7 +66,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body)),
+    async (request, reply) =>
+      userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.patch(
@@ -81,7 +83,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body)),
+    async (request, reply) =>
+      userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.put(
@@ -103,7 +106,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       changePassword(app.db, app.tokenIssuer, request.caller.id, {
         current: request.body.current_password,
         next: request.body.new_password,
-      }),
+      }, contextOf(request)),
   );
 
   app.get(
@@ -168,7 +171,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteUser(app.db, request.params.id, request.headers['if-match']);
+      await deleteUser(app.db, {
+        targetId: request.params.id,
+        ifMatch: request.headers['if-match'],
+        reason: request.query.reason,
+        context: contextOf(request),
+      });
       return reply.code(204).send(null);
     },
   );
@@ -178,7 +186,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     field: 'role' | 'status',
     body: typeof RoleBody | typeof StatusBody,
     texts: { operationId: string; summary: string; description: string },
-    change: (id: string, ifMatch: string | undefined, value: string) => Promise<UserRow>,
+    change: (action: AdminAction, value: string) => Promise<UserRow>,
   ) =>
     app.put(
       `/:id/${field}`,
@@ -193,15 +201,18 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
           response: { 200: resourceReply(UserReply, 'The user after the change.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
         },
       },
-      async (request, reply) =>
-        userReply(reply, await change(request.params.id, request.headers['if-match'], (request.body as Record<string, string>)[field]!)),
+      async (request, reply) => {
+        const body = request.body as Record<string, string>;
+        const action = { targetId: request.params.id, ifMatch: request.headers['if-match'], reason: body.reason, context: contextOf(request) };
+        return userReply(reply, await change(action, body[field]!));
+      },
     );
 
   adminChange(
     'role',
     RoleBody,
     { operationId: 'changeRole', summary: "Change a user's role (admin)", description: 'Refused with 409 `last_admin` when it would leave no active admin.' },
-    (id, ifMatch, value) => changeRole(app.db, id, ifMatch, value as Role),
+    (action, value) => changeRole(app.db, action, value as Role),
   );
   adminChange(
     'status',
@@ -213,6 +224,6 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         "A suspension ends every session of the user: its tokens get 403 `account_suspended` while it lasts, and 401 after. " +
         'Refused with 409 `last_admin` when it would leave no active admin.',
     },
-    (id, ifMatch, value) => changeStatus(app.db, id, ifMatch, value as UserStatus),
+    (action, value) => changeStatus(app.db, action, value as UserStatus),
   );
 };

@@ -4,6 +4,8 @@ import { isUniqueViolation } from '../db/errors.js';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError } from '../http/errors.js';
+import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
+import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashPassword } from '../sessions/passwords.js';
@@ -23,6 +25,8 @@ async function translatingEmailConflict<T>(write: () => Promise<T>): Promise<T> 
 }
 
 export interface NewUser {
+  /** The id to give the account; the service picks one when left out. */
+  id?: string;
   email: string;
   password: string;
   name: string;
@@ -30,23 +34,43 @@ export interface NewUser {
   role: Role;
 }
 
+const PROFILE_FIELDS = ['email', 'name', 'phone'] as const;
+const profileOf = (user: UserRow) => ({ email: user.email, name: user.name, phone: user.phone });
+
 /** Every account starts here: registration and the first admin alike. */
-export async function createUser(db: Kysely<Database>, user: NewUser): Promise<UserRow> {
+export async function createUser(db: Kysely<Database>, user: NewUser, context: EventContext): Promise<UserRow> {
   const passwordHash = await hashPassword(user.password);
   const now = new Date();
   return translatingEmailConflict(() =>
-    insertUser(db, {
-      id: randomUUID(),
-      email: user.email,
-      name: user.name,
-      phone: user.phone ?? null,
-      role: user.role,
-      status: 'active',
-      password_hash: passwordHash,
-      created_at: now,
-      updated_at: now,
+    inTransaction(db, async (trx) => {
+      const created = await insertUser(trx, {
+        id: user.id ?? randomUUID(),
+        email: user.email,
+        name: user.name,
+        phone: user.phone ?? null,
+        role: user.role,
+        status: 'active',
+        password_hash: passwordHash,
+        created_at: now,
+        updated_at: now,
+      });
+      await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
+      return created;
     }),
   );
+}
+
+const userEvent = (type: EventType, user: UserRow, data: Record<string, unknown>): NewEvent => ({
+  type,
+  subjectType: 'user',
+  subjectId: user.id,
+  data,
+});
+
+/** Records user.updated for a profile change that changed something. */
+async function recordProfileChange(trx: Kysely<Database>, before: UserRow, after: UserRow, context: EventContext): Promise<UserRow> {
+  await record(trx, userEvent('user.updated', after, changedFields(profileOf(before), profileOf(after), [...PROFILE_FIELDS])), context);
+  return after;
 }
 
 export function replaceProfile(
@@ -54,11 +78,13 @@ export function replaceProfile(
   userId: string,
   ifMatch: string | undefined,
   profile: { name: string; email: string; phone?: string | null | undefined },
+  context: EventContext,
 ): Promise<UserRow> {
   return translatingEmailConflict(() =>
     inTransaction(db, async (trx) => {
-      await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
-      return updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null });
+      const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
+      const updated = await updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null });
+      return recordProfileChange(trx, current, updated, context);
     }),
   );
 }
@@ -69,6 +95,7 @@ export function patchProfile(
   userId: string,
   ifMatch: string | undefined,
   patch: { name?: string; email?: string; phone?: string | null },
+  context: EventContext,
 ): Promise<UserRow> {
   return translatingEmailConflict(() =>
     inTransaction(db, async (trx) => {
@@ -80,7 +107,7 @@ export function patchProfile(
       };
       const next = { name: profile.name, email: profile.email, phone: profile.phone ?? null };
       if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
-      return updateUser(trx, userId, next);
+      return recordProfileChange(trx, current, await updateUser(trx, userId, next), context);
     }),
   );
 }
@@ -111,36 +138,42 @@ function guardedAdminChange(
   });
 }
 
-export function changeRole(db: Kysely<Database>, targetId: string, ifMatch: string | undefined, role: Role) {
-  return guardedAdminChange(db, targetId, ifMatch, () => role === 'admin', (trx) => updateUser(trx, targetId, { role }));
+/** An admin action on one user, with its optional reason, recorded with the change. */
+export interface AdminAction {
+  targetId: string;
+  ifMatch: string | undefined;
+  reason: string | undefined;
+  context: EventContext;
 }
 
-export function changeStatus(db: Kysely<Database>, targetId: string, ifMatch: string | undefined, status: UserStatus) {
-  return guardedAdminChange(
-    db,
-    targetId,
-    ifMatch,
-    () => status === 'active',
-    async (trx, target) => {
-      if (status === 'active' || target.status === 'suspended') return updateUser(trx, targetId, { status });
-      // Suspension ends every session: reactivation does not bring old tokens back.
-      await revokeRefreshTokens(trx, { user_id: targetId });
-      return updateUser(trx, targetId, { status, session_version: target.session_version + 1 });
-    },
-  );
+const withReason = (data: Record<string, unknown>, reason: string | undefined) => (reason ? { ...data, reason } : data);
+
+export function changeRole(db: Kysely<Database>, action: AdminAction, role: Role) {
+  return guardedAdminChange(db, action.targetId, action.ifMatch, () => role === 'admin', async (trx, target) => {
+    const updated = await updateUser(trx, target.id, { role });
+    await record(trx, userEvent('user.role_changed', updated, withReason(changedFields(target, updated, ['role']), action.reason)), action.context);
+    return updated;
+  });
+}
+
+export function changeStatus(db: Kysely<Database>, action: AdminAction, status: UserStatus) {
+  return guardedAdminChange(db, action.targetId, action.ifMatch, () => status === 'active', async (trx, target) => {
+    const suspends = status === 'suspended' && target.status !== 'suspended';
+    // Suspension ends every session: reactivation does not bring old tokens back.
+    if (suspends) await revokeRefreshTokens(trx, { user_id: target.id });
+    const updated = await updateUser(trx, target.id, suspends ? { status, session_version: target.session_version + 1 } : { status });
+    const data = withReason({ ...changedFields(target, updated, ['status']), ...(suspends ? { sessions_ended: true } : {}) }, action.reason);
+    await record(trx, userEvent('user.status_changed', updated, data), action.context);
+    return updated;
+  });
 }
 
 /** Soft delete: the row and its ledger stay; the email is free again and every token dies. */
-export async function deleteUser(db: Kysely<Database>, targetId: string, ifMatch: string | undefined): Promise<void> {
-  await guardedAdminChange(
-    db,
-    targetId,
-    ifMatch,
-    () => false,
-    async (trx, target) => {
-      const deleted = await updateUser(trx, targetId, { deleted_at: new Date(), session_version: target.session_version + 1 });
-      await revokeRefreshTokens(trx, { user_id: targetId });
-      return deleted;
-    },
-  );
+export async function deleteUser(db: Kysely<Database>, action: AdminAction): Promise<void> {
+  await guardedAdminChange(db, action.targetId, action.ifMatch, () => false, async (trx, target) => {
+    const deleted = await updateUser(trx, target.id, { deleted_at: new Date(), session_version: target.session_version + 1 });
+    await revokeRefreshTokens(trx, { user_id: target.id });
+    await record(trx, userEvent('user.deleted', deleted, withReason({ before: profileOf(target), sessions_ended: true }, action.reason)), action.context);
+    return deleted;
+  });
 }

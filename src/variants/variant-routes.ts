@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { VariantRow } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
@@ -73,7 +74,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(app.db, undefined, request.body)),
+    async (request, reply) => created(reply, await createVariant(app.db, undefined, request.body, contextOf(request))),
   );
 
   app.post(
@@ -94,7 +95,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const results = await runBatch(app.db, request.body.operations);
+      const results = await runBatch(app.db, request.body.operations, contextOf(request));
       return {
         results: results.map(({ variant, ...result }) => ({ ...result, ...(variant ? { variant: toVariantResponse(variant, currency) } : {}) })),
       };
@@ -176,7 +177,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(app.db, request.params.id, request.body)),
+    async (request, reply) => created(reply, await createVariant(app.db, request.params.id, request.body, contextOf(request))),
   );
 
   app.put(
@@ -194,7 +195,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(VariantReply, 'Replaced.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await updateVariant(app.db, request.params.id, request.headers['if-match'], request.body)),
+    async (request, reply) => variantReply(reply, await updateVariant(app.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.patch(
@@ -212,7 +213,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(VariantReply, 'The variant after the change.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await patchVariant(app.db, request.params.id, request.headers['if-match'], request.body)),
+    async (request, reply) => variantReply(reply, await patchVariant(app.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.delete(
@@ -230,7 +231,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeVariant(app.db, request.params.id, request.headers['if-match']);
+      await removeVariant(app.db, request.params.id, request.headers['if-match'], contextOf(request));
       return reply.code(204).send(null);
     },
   );

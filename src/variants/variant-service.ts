@@ -3,6 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Database, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
+import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
+import type { EventType } from '../events/event-types.js';
 import { AppError } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
@@ -16,8 +18,6 @@ import {
   type VariantFields,
 } from './variant-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
 
@@ -62,46 +62,58 @@ const fieldsOf = (row: VariantRow): VariantFields => ({
 
 const sameFields = (a: VariantFields, b: VariantFields) => JSON.stringify(a) === JSON.stringify(b);
 
-async function createIn(executor: Executor, id: string, input: VariantInput): Promise<VariantRow> {
+const variantEvent = (type: EventType, id: string, data: Record<string, unknown>): NewEvent => ({ type, subjectType: 'variant', subjectId: id, data });
+const FIELDS = ['product_id', 'sku', 'name', 'price', 'stock', 'attributes'] as const;
+
+async function createIn(trx: Transaction<Database>, id: string, input: VariantInput, context: EventContext): Promise<VariantRow> {
   // Checked first so a taken id is reported as such even when the SKU collides too.
-  if (await findVariantById(executor, id)) throw variantExists();
-  return insertVariant(executor, id, toFields(input));
+  if (await findVariantById(trx, id)) throw variantExists();
+  const created = await insertVariant(trx, id, toFields(input));
+  await record(trx, variantEvent('variant.created', id, { after: fieldsOf(created) }), context);
+  return created;
 }
 
-async function replaceIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, input: VariantInput): Promise<VariantRow> {
-  await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
-  return replaceVariant(trx, id, toFields(input));
+async function writeIn(trx: Transaction<Database>, current: VariantRow, fields: VariantFields, context: EventContext): Promise<VariantRow> {
+  const updated = await replaceVariant(trx, current.id, fields);
+  await record(trx, variantEvent('variant.updated', current.id, changedFields(fieldsOf(current), fieldsOf(updated), [...FIELDS])), context);
+  return updated;
 }
 
-async function removeIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined): Promise<void> {
-  await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+async function replaceIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
+  const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+  return writeIn(trx, current, toFields(input), context);
+}
+
+async function removeIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
+  const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
   await deleteVariant(trx, id);
+  await record(trx, variantEvent('variant.deleted', id, { before: fieldsOf(current) }), context);
 }
 
 /** `id` is the client's choice (POST /api/variants/{id}) or, left out, the service's. */
-export function createVariant(db: Kysely<Database>, id: string | undefined, input: VariantInput): Promise<VariantRow> {
-  return translatingConflicts(() => createIn(db, id ?? randomUUID(), input));
+export function createVariant(db: Kysely<Database>, id: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
+  return translatingConflicts(() => inTransaction(db, (trx) => createIn(trx, id ?? randomUUID(), input, context)));
 }
 
-export function updateVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, input: VariantInput): Promise<VariantRow> {
-  return translatingConflicts(() => inTransaction(db, (trx) => replaceIn(trx, id, ifMatch, input)));
+export function updateVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
+  return translatingConflicts(() => inTransaction(db, (trx) => replaceIn(trx, id, ifMatch, input, context)));
 }
 
 /** A merge patch, validated as a whole like a PUT; a patch that changes nothing writes nothing. */
-export function patchVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, patch: VariantPatch): Promise<VariantRow> {
+export function patchVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, patch: VariantPatch, context: EventContext): Promise<VariantRow> {
   return translatingConflicts(() =>
     inTransaction(db, async (trx) => {
       const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
       const merged = mergePatch(fieldsOf(current), patch) as VariantInput;
       assertValid(VariantBody, merged);
       const fields = toFields(merged);
-      return sameFields(fields, fieldsOf(current)) ? current : replaceVariant(trx, id, fields);
+      return sameFields(fields, fieldsOf(current)) ? current : writeIn(trx, current, fields, context);
     }),
   );
 }
 
-export function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined): Promise<void> {
-  return inTransaction(db, (trx) => removeIn(trx, id, ifMatch));
+export function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
+  return inTransaction(db, (trx) => removeIn(trx, id, ifMatch, context));
 }
 
 export interface BatchResult {
@@ -116,12 +128,12 @@ export interface BatchResult {
  * the status and code its single call would give, pointing at its place in the request, and
  * nothing of the batch is stored.
  */
-export function runBatch(db: Kysely<Database>, operations: BatchOperationInput[]): Promise<BatchResult[]> {
+export function runBatch(db: Kysely<Database>, operations: BatchOperationInput[], context: EventContext): Promise<BatchResult[]> {
   return inTransaction(db, async (trx) => {
     const results: BatchResult[] = [];
     for (const [index, operation] of operations.entries()) {
       try {
-        results.push(await runOperation(trx, operation));
+        results.push(await runOperation(trx, operation, context));
       } catch (error) {
         const refusal = translateConflict(error);
         if (!(refusal instanceof AppError)) throw refusal;
@@ -132,19 +144,19 @@ export function runBatch(db: Kysely<Database>, operations: BatchOperationInput[]
   });
 }
 
-async function runOperation(trx: Transaction<Database>, operation: BatchOperationInput): Promise<BatchResult> {
+async function runOperation(trx: Transaction<Database>, operation: BatchOperationInput, context: EventContext): Promise<BatchResult> {
   switch (operation.op) {
     case 'create': {
-      const variant = await createIn(trx, operation.id?.toLowerCase() ?? randomUUID(), operation.variant);
+      const variant = await createIn(trx, operation.id?.toLowerCase() ?? randomUUID(), operation.variant, context);
       return { op: 'create', id: variant.id, status: 201, variant };
     }
     case 'update': {
-      const variant = await replaceIn(trx, operation.id.toLowerCase(), operation.if_match, operation.variant);
+      const variant = await replaceIn(trx, operation.id.toLowerCase(), operation.if_match, operation.variant, context);
       return { op: 'update', id: variant.id, status: 200, variant };
     }
     case 'delete': {
       const id = operation.id.toLowerCase();
-      await removeIn(trx, id, operation.if_match);
+      await removeIn(trx, id, operation.if_match, context);
       return { op: 'delete', id, status: 204 };
     }
   }

@@ -1,0 +1,62 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { IdParams } from '../http/common-schemas.js';
+import { notFound } from '../http/errors.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { problemResponses } from '../http/problem-schema.js';
+import { countEvents, findEventById, listEvents } from './event-repository.js';
+import { toEventResponse } from './event-response.js';
+import { EventSchema, ListEventsQuery } from './event-schemas.js';
+
+const ADMIN = ['admin'] as const;
+
+export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '',
+    {
+      config: { roles: ADMIN },
+      schema: {
+        operationId: 'listEvents',
+        tags: ['events'],
+        summary: 'The audit log, newest first (admin)',
+        description: 'Every committed change, once per subject. Filters combine; `since` is inclusive and `until` exclusive.',
+        querystring: Type.Object({ ...PageQuery, ...ListEventsQuery.properties }, { additionalProperties: false }),
+        response: { 200: PageSchema(Type.Ref(EventSchema)), ...problemResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { type, subject_id, actor_id, since, until } = request.query;
+      const filter = {
+        types: type?.split(','),
+        subjectId: subject_id?.toLowerCase(),
+        actorId: actor_id?.toLowerCase(),
+        since: since ? new Date(since) : undefined,
+        until: until ? new Date(until) : undefined,
+      };
+      return listPage(request.query, {
+        rows: (page) => listEvents(app.db, filter, page),
+        count: () => countEvents(app.db, filter),
+        toItem: toEventResponse,
+      });
+    },
+  );
+
+  app.get(
+    '/:id',
+    {
+      config: { roles: ADMIN },
+      schema: {
+        operationId: 'getEvent',
+        tags: ['events'],
+        summary: 'One event (admin)',
+        params: IdParams,
+        response: { 200: Type.Ref(EventSchema), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const event = await findEventById(app.db, request.params.id);
+      if (!event) throw notFound('event');
+      return toEventResponse(event);
+    },
+  );
+};
