@@ -85,7 +85,9 @@ function requests(targets: FuzzTargets) {
   const skuSegment = fc.oneof(fc.constantFrom(...targets.skus), oddStrings.map((value) => encodeURIComponent(value)));
   const path = fc.oneof(
     fc.constantFrom('/api/variants/sku/%E0%A4%A', '/api/users/%', '/api/variants/%zz', '/api/users/profile/%'),
-    fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku'),
+    fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku', '/api/variants', '/api/variants/batch', '/api/events', '/api/webhooks'),
+    idSegment.map((id) => `/api/events/${id}`),
+    fc.tuple(idSegment, fc.constantFrom('', '/deliveries')).map(([id, tail]) => `/api/webhooks/${id}${tail}`),
     idSegment.map((id) => `/api/users/${id}`),
     fc.tuple(idSegment, fc.constantFrom('role', 'status', 'balance', 'balance/ledger', 'nothing')).map(([id, tail]) => `/api/users/${id}/${tail}`),
     idSegment.map((id) => `/api/variants/${id}`),
