@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { Webhook } from 'standardwebhooks';
+import { deliveryQueueStats } from '../../src/events/webhook-delivery.js';
 import { isBlockedAddress, refuseWebhookUrl } from '../../src/events/webhook-url-guard.js';
 import { buildTestApp, createUser, loginAdmin, problemOf, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -113,6 +114,17 @@ describe('events: every committed change recorded once, and nothing else', () =>
     const everything = JSON.stringify(await testApp.app.db.selectFrom('events').select('data').execute());
     assert.doesNotMatch(everything, /password|hash|token|secret/i);
     for (const value of ['password-123', 'password-456', secret, admin.accessToken, admin.refreshToken]) assert.ok(!everything.includes(value));
+  });
+
+  it('purges events older than EVENT_RETENTION_DAYS in its background job', async () => {
+    const old = randomUUID();
+    await testApp.app.db
+      .insertInto('events')
+      .values({ id: old, type: 'user.updated', created_at: new Date(Date.now() - 366 * 24 * 3600 * 1000), actor_id: null, request_id: null, subject_type: 'user', subject_id: randomUUID(), data: '{}' })
+      .execute();
+    await testApp.app.jobs.runNow('purge-events');
+    assert.equal(await testApp.app.db.selectFrom('events').select('id').where('id', '=', old).executeTakeFirst(), undefined);
+    assert.ok((await testApp.app.db.selectFrom('events').select('id').limit(1).executeTakeFirst()) !== undefined, 'recent events stay');
   });
 
   it('serves the audit log to admins: filters by type, subject, actor and time, in pages', async () => {
@@ -254,6 +266,24 @@ describe('webhooks: administered by admins, delivered signed', () => {
       return row?.status === 'succeeded' ? row : undefined;
     }, 'the third attempt');
     assert.equal(done.attempts, 3);
+    await inject({ method: 'DELETE', url: `/api/webhooks/${created.json().id}`, headers: admin.auth });
+  });
+
+  it('does not follow a redirect, and reports the queue of due deliveries', async () => {
+    receiver.answer = () => 302;
+    const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events: ['user.role_changed'] } });
+    const user = await createUser(testApp.app);
+    await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role: 'manager' } });
+    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
+    const redirected = await eventually(async () => {
+      const row = await delivery(event.id);
+      return row?.last_status_code === 302 ? row : undefined;
+    }, 'the attempt');
+    assert.equal(redirected.status, 'pending', 'a 3xx is not a delivery');
+    assert.equal(receiver.received.filter((item) => item.headers['webhook-id'] === event.id).length, 1, 'nothing followed the redirect');
+    await testApp.app.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 60_000) }).where('event_id', '=', event.id).execute();
+    const stats = await deliveryQueueStats(testApp.app.db);
+    assert.ok(stats.due >= 1 && stats.oldestAgeSeconds >= 59, JSON.stringify(stats));
     await inject({ method: 'DELETE', url: `/api/webhooks/${created.json().id}`, headers: admin.auth });
   });
 
