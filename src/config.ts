@@ -22,6 +22,7 @@ const EnvironmentSchema = Type.Object({
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'shop-accounts-api' }),
   ACCESS_TOKEN_TTL: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   REFRESH_TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 31536000, default: 2592000 }),
+  REFRESH_REUSE_INTERVAL: Type.Integer({ minimum: 0, maximum: 300, default: 10 }),
   ADMIN_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$', minLength: 3, maxLength: 254 })),
   ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
   ALLOW_REGISTRATION: Type.Boolean({ default: true }),
@@ -56,6 +57,7 @@ export interface Config {
   jwtAudience: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  refreshReuseIntervalSeconds: number;
   adminEmail: string | undefined;
   adminPassword: string | undefined;
   allowRegistration: boolean;
@@ -130,6 +132,7 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
     jwtAudience: environment.JWT_AUDIENCE,
     accessTokenTtlSeconds: environment.ACCESS_TOKEN_TTL,
     refreshTokenTtlSeconds: environment.REFRESH_TOKEN_TTL,
+    refreshReuseIntervalSeconds: environment.REFRESH_REUSE_INTERVAL,
     adminEmail: environment.ADMIN_EMAIL,
     adminPassword: environment.ADMIN_PASSWORD,
     allowRegistration: environment.ALLOW_REGISTRATION,

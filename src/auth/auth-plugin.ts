@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { authRoutes } from './auth-routes.js';
+import { sessionRoutes } from './session-routes.js';
 
-/** Register, login, refresh and logout: the routes that need no access token. */
+/** Register, login, refresh and logout (no access token needed), and the caller's sessions. */
 export async function authPlugin(app: FastifyInstance): Promise<void> {
   await app.register(authRoutes, { prefix: '/api/auth' });
+  await app.register(
+    async (sessions) => {
+      sessions.addHook('onRequest', app.authenticate);
+      await sessions.register(sessionRoutes);
+    },
+    { prefix: '/api/auth' },
+  );
 }

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { inTransaction } from '../db/transaction.js';
-import { contextOf, record } from '../events/event-recorder.js';
+import { contextOf } from '../events/event-recorder.js';
 import { AppError, accountSuspended, forbidden } from '../http/errors.js';
 import { setEtag } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { verifyPassword } from '../sessions/passwords.js';
-import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import { findRefreshToken } from '../sessions/refresh-token-repository.js';
+import { signOut } from '../sessions/session-service.js';
 import { rotateRefreshToken } from '../sessions/refresh-rotation.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
-import { hashRefreshToken, issueTokenPair } from '../sessions/token-pairs.js';
+import { clientOf, hashRefreshToken, startSession } from '../sessions/token-pairs.js';
 import { findUserByEmail } from '../users/user-repository.js';
 import { toUserResponse } from '../users/user-response.js';
 import { UserSchema } from '../users/user-schemas.js';
@@ -77,7 +77,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const passwordMatches = await verifyPassword(user?.password_hash, request.body.password);
       if (!user || !passwordMatches) throw invalidCredentials();
       if (user.status === 'suspended') throw accountSuspended();
-      return issueTokenPair(app.db, app.tokenIssuer, user);
+      return startSession(app.db, app.tokenIssuer, user.id, clientOf(request));
     },
   );
 
@@ -107,19 +107,17 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['auth'],
         security: [],
         operationId: 'logout',
-        summary: 'Revoke a refresh token',
-        description: 'Always 204, whether or not the token was known, so the reply reveals nothing.',
+        summary: "End the refresh token's session",
+        description:
+          'The session ends: its refresh tokens and its access tokens stop working on the next request. Always 204, ' +
+          'whether or not the token was known, so the reply reveals nothing.',
         body: RefreshTokenBody,
         response: { 204: Type.Null({ description: 'Revoked.' }), ...problemResponses(400, 413, 415) },
       },
     },
     async (request, reply) => {
-      await inTransaction(app.db, async (trx) => {
-        const [userId] = await revokeRefreshTokens(trx, { token_hash: hashRefreshToken(request.body.refresh_token) });
-        if (!userId) return;
-        const event = { type: 'user.sessions_ended', subjectType: 'user', subjectId: userId, data: { cause: 'logout' } } as const;
-        await record(trx, event, contextOf(request, userId));
-      });
+      const token = await findRefreshToken(app.db, hashRefreshToken(request.body.refresh_token));
+      if (token) await signOut(app.db, { userId: token.user_id, sessionId: token.family_id }, 'logout', contextOf(request, token.user_id));
       return reply.code(204).send(null);
     },
   );

@@ -6,6 +6,7 @@ import { userSearchTrigramIndexes } from './migrations/0004-user-search-trigram-
 import { idempotencyReplyHeaders } from './migrations/0005-idempotency-reply-headers.js';
 import { variantListIndexes } from './migrations/0006-variant-list-indexes.js';
 import { eventsAndWebhooks } from './migrations/0007-events-and-webhooks.js';
+import { sessions } from './migrations/0008-sessions.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005-idempotency-reply-headers': idempotencyReplyHeaders,
   '0006-variant-list-indexes': variantListIndexes,
   '0007-events-and-webhooks': eventsAndWebhooks,
+  '0008-sessions': sessions,
 };
 
 const staticProvider: MigrationProvider = {

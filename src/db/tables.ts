@@ -33,6 +33,17 @@ export interface RefreshTokensTable {
   revoked_at: Date | null;
 }
 
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: Date | null;
+  user_agent: string | null;
+  ip: string | null;
+}
+
 export interface BalanceLedgerTable {
   id: string;
   user_id: string;
@@ -113,6 +124,7 @@ export interface WebhookDeliveriesTable {
 export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
+  sessions: SessionsTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -130,3 +142,4 @@ export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type SessionRow = Selectable<SessionsTable>;

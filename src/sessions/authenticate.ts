@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { Role } from '../db/tables.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import { spendAnonymous } from '../http/security.js';
-import { findCaller, type Caller } from './caller-repository.js';
+import { findCallerWithSession, type Caller } from './caller-repository.js';
+import { touchSession } from './session-repository.js';
 import type { TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
@@ -38,11 +39,14 @@ export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): o
     const match = BEARER.exec(header);
     const claims = match?.[1] ? issuer.verifyAccessToken(match[1]) : undefined;
     if (!claims) throw withChallenge(invalidToken());
-    const caller = await findCaller(app.db, claims.sub);
+    const caller = await findCallerWithSession(app.db, claims.sub, claims.sid);
     if (!caller) throw withChallenge(invalidToken());
     // Suspension ends every session; while it lasts the answer is that the account is suspended.
     if (caller.status === 'suspended') throw accountSuspended();
-    if (caller.session_version !== claims.sv) throw withChallenge(invalidToken());
+    if (!caller.session_open) throw withChallenge(invalidToken());
+    if (!caller.session_last_used_at || Date.now() - caller.session_last_used_at.getTime() > 60_000) {
+      touchSession(app.db, caller.session_id).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
+    }
     return caller;
   };
   return async (request: FastifyRequest) => {

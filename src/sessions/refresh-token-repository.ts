@@ -18,6 +18,10 @@ export async function insertRefreshToken(
     .execute();
 }
 
+export function findRefreshToken(db: Kysely<Database>, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
 /** Locks the token's row so two refreshes with one token cannot both succeed. */
 export function findRefreshTokenForUpdate(db: Kysely<Database>, tokenHash: string): Promise<RefreshTokenRow | undefined> {
   return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).forUpdate().executeTakeFirst();

@@ -9,3 +9,32 @@ export const TokenPairSchema = Type.Object(
   },
   { $id: 'TokenPair', title: 'Token pair' },
 );
+
+export const SessionSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    created_at: Type.String({ format: 'date-time', description: 'The login that started it.' }),
+    last_used_at: Type.String({ format: 'date-time', description: 'Its last request or refresh, to the minute.' }),
+    expires_at: Type.String({ format: 'date-time', description: 'When its refresh token runs out, unless refreshed.' }),
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    current: Type.Boolean({ description: 'The session of the token making this request.' }),
+  },
+  {
+    $id: 'Session',
+    title: 'Session',
+    examples: [
+      {
+        id: '1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b',
+        created_at: '2026-11-22T08:00:00.000Z',
+        last_used_at: '2026-11-22T09:12:00.000Z',
+        expires_at: '2026-12-22T09:12:00.000Z',
+        user_agent: 'Mozilla/5.0',
+        ip: '203.0.113.7',
+        current: true,
+      },
+    ],
+  },
+);
+
+export const SessionListSchema = Type.Object({ items: Type.Array(Type.Ref(SessionSchema)) });

@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Caller } from './caller-repository.js';
 import { authenticationHook } from './authenticate.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
-import { TokenPairSchema } from './session-schemas.js';
+import { SessionSchema, TokenPairSchema } from './session-schemas.js';
 import { createTokenIssuer, type TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
@@ -25,6 +25,7 @@ export const sessionsPlugin = fastifyPlugin(
     app.decorate('authenticate', authenticationHook(app, issuer));
     app.decorateRequest('caller', undefined as unknown as Caller);
     app.addSchema(TokenPairSchema);
+    app.addSchema(SessionSchema);
     app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(app.db) });
   },
   { name: 'sessions', dependencies: ['database', 'jobs'] },

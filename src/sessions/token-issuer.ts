@@ -5,8 +5,8 @@ import { CANONICAL_UUID } from '../http/common-schemas.js';
 
 export interface AccessTokenClaims {
   sub: string;
-  /** The user's session version when the token was issued; a password change moves it on. */
-  sv: number;
+  /** The session the token belongs to: when it ends, the token stops working. */
+  sid: string;
   jti: string;
   iat: number;
   exp: number;
@@ -15,7 +15,9 @@ export interface AccessTokenClaims {
 export interface TokenIssuer {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
-  signAccessToken(userId: string, sessionVersion: number): string;
+  /** How long a spent refresh token still gets a pair (a client refreshing twice at once). */
+  readonly refreshReuseIntervalSeconds: number;
+  signAccessToken(userId: string, sessionId: string): string;
   /** The claims of a valid token, or undefined for any invalid one. */
   verifyAccessToken(token: string): AccessTokenClaims | undefined;
 }
@@ -41,17 +43,18 @@ export function createTokenIssuer(config: Config): TokenIssuer {
     allowedIss: config.jwtIssuer,
     allowedAud: config.jwtAudience,
     checkTyp: TOKEN_TYPE,
-    requiredClaims: ['sub', 'sv', 'exp', 'iat', 'jti', 'iss', 'aud'],
+    requiredClaims: ['sub', 'sid', 'exp', 'iat', 'jti', 'iss', 'aud'],
     cache: 10000,
   });
   return {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
-    signAccessToken: (userId, sessionVersion) => sign({ sub: userId, sv: sessionVersion, jti: randomUUID() }),
+    refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,
+    signAccessToken: (userId, sessionId) => sign({ sub: userId, sid: sessionId, jti: randomUUID() }),
     verifyAccessToken: (token) => {
       try {
         const claims = verify(token) as AccessTokenClaims;
-        if (typeof claims.sub !== 'string' || !CANONICAL_UUID.test(claims.sub) || !Number.isInteger(claims.sv)) return undefined;
+        if (typeof claims.sub !== 'string' || !CANONICAL_UUID.test(claims.sub) || typeof claims.sid !== 'string' || !CANONICAL_UUID.test(claims.sid)) return undefined;
         if (!Number.isFinite(claims.iat) || claims.iat * 1000 > Date.now() + MAX_CLOCK_SKEW_MS) return undefined;
         return claims;
       } catch {

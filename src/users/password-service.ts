@@ -4,9 +4,9 @@ import { record, type EventContext } from '../events/event-recorder.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError, notFound, validationFailed } from '../http/errors.js';
 import { hashPassword, verifyPassword } from '../sessions/passwords.js';
-import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import { endSessions } from '../sessions/session-repository.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { issueTokenPair, type TokenPair } from '../sessions/token-pairs.js';
+import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
 import { findUserById, findUserByIdForUpdate, updateUser } from './user-repository.js';
 
 const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
@@ -21,6 +21,7 @@ export async function changePassword(
   userId: string,
   passwords: { current: string; next: string },
   context: EventContext,
+  client: ClientDetails,
 ): Promise<TokenPair> {
   const user = await findUserById(db, userId);
   if (!user) throw notFound('user');
@@ -32,12 +33,9 @@ export async function changePassword(
     if (!locked) throw notFound('user');
     // Hashing ran outside the lock; if the password changed meanwhile, the check above is void.
     if (locked.password_hash !== user.password_hash) throw wrongPassword();
-    const updated = await updateUser(trx, userId, {
-      password_hash: newHash,
-      session_version: locked.session_version + 1,
-    });
-    await revokeRefreshTokens(trx, { user_id: userId });
+    await updateUser(trx, userId, { password_hash: newHash });
+    await endSessions(trx, { userId });
     await record(trx, { type: 'user.password_changed', subjectType: 'user', subjectId: userId, data: { sessions_ended: true } }, context);
-    return issueTokenPair(trx, issuer, updated);
+    return startSession(trx, issuer, userId, client);
   });
 }

@@ -9,6 +9,7 @@ import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
+import { clientOf } from '../sessions/token-pairs.js';
 import { changePassword } from './password-service.js';
 import { countUsers, findUserById, listUsers } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
@@ -106,7 +107,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       changePassword(app.db, app.tokenIssuer, request.caller.id, {
         current: request.body.current_password,
         next: request.body.new_password,
-      }, contextOf(request)),
+      }, contextOf(request), clientOf(request)),
   );
 
   app.get(

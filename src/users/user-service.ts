@@ -9,7 +9,7 @@ import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashPassword } from '../sessions/passwords.js';
-import { revokeRefreshTokens } from '../sessions/refresh-token-repository.js';
+import { endSessions } from '../sessions/session-repository.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
@@ -160,8 +160,8 @@ export function changeStatus(db: Kysely<Database>, action: AdminAction, status: 
   return guardedAdminChange(db, action.targetId, action.ifMatch, () => status === 'active', async (trx, target) => {
     const suspends = status === 'suspended' && target.status !== 'suspended';
     // Suspension ends every session: reactivation does not bring old tokens back.
-    if (suspends) await revokeRefreshTokens(trx, { user_id: target.id });
-    const updated = await updateUser(trx, target.id, suspends ? { status, session_version: target.session_version + 1 } : { status });
+    if (suspends) await endSessions(trx, { userId: target.id });
+    const updated = await updateUser(trx, target.id, { status });
     const data = withReason({ ...changedFields(target, updated, ['status']), ...(suspends ? { sessions_ended: true } : {}) }, action.reason);
     await record(trx, userEvent('user.status_changed', updated, data), action.context);
     return updated;
@@ -171,8 +171,8 @@ export function changeStatus(db: Kysely<Database>, action: AdminAction, status: 
 /** Soft delete: the row and its ledger stay; the email is free again and every token dies. */
 export async function deleteUser(db: Kysely<Database>, action: AdminAction): Promise<void> {
   await guardedAdminChange(db, action.targetId, action.ifMatch, () => false, async (trx, target) => {
-    const deleted = await updateUser(trx, target.id, { deleted_at: new Date(), session_version: target.session_version + 1 });
-    await revokeRefreshTokens(trx, { user_id: target.id });
+    const deleted = await updateUser(trx, target.id, { deleted_at: new Date() });
+    await endSessions(trx, { userId: target.id });
     await record(trx, userEvent('user.deleted', deleted, withReason({ before: profileOf(target), sessions_ended: true }, action.reason)), action.context);
     return deleted;
   });

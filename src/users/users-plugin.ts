@@ -4,6 +4,7 @@ import { balanceRoutes } from './balance-routes.js';
 import { LedgerEntrySchema } from './balance-schemas.js';
 import { ensureFirstAdmin } from './first-admin.js';
 import { userRoutes } from './user-routes.js';
+import { userSessionRoutes } from './user-session-routes.js';
 import { UserSchema } from './user-schemas.js';
 
 export interface UsersOptions {
@@ -23,6 +24,7 @@ export const usersPlugin = fastifyPlugin(
         users.addHook('onRequest', app.authenticate);
         await users.register(userRoutes);
         await users.register(balanceRoutes);
+        await users.register(userSessionRoutes);
       },
       { prefix: '/api/users' },
     );

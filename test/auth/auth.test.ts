@@ -167,20 +167,24 @@ describe('authentication', () => {
     assert.equal(control.statusCode, 200, 'a correctly signed copy is accepted, so the refusals above are meaningful');
   });
 
-  it('rotates refresh tokens, and re-use of a spent one revokes the whole family', async () => {
+  it('rotates refresh tokens, and re-use of a spent one after the reuse interval ends the session', async () => {
     const user = await createUser(testApp.app);
     const first = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
     assert.equal(first.statusCode, 200);
     const rotated = first.json();
     assert.notEqual(rotated.refresh_token, user.refreshToken);
     assert.equal((await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${rotated.access_token}` } })).statusCode, 200);
+    // REFRESH_REUSE_INTERVAL (10 s) has passed since the rotation.
+    await testApp.app.db.updateTable('refresh_tokens').set({ used_at: new Date(Date.now() - 11_000) }).where('used_at', 'is not', null).execute();
 
     const reuse = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
     assert.equal(reuse.statusCode, 401);
     assert.equal(problemOf(reuse).code, 'invalid_token');
 
     const successor = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: rotated.refresh_token } });
-    assert.equal(successor.statusCode, 401, 'the family was revoked by the re-use');
+    assert.equal(successor.statusCode, 401, 'the session ended with the re-use');
+    const access = await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${rotated.access_token}` } });
+    assert.equal(access.statusCode, 401, "and so did the session's access tokens");
   });
 
   it('refuses an unknown refresh token and an expired one', async () => {

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { contextOf } from '../events/event-recorder.js';
+import { IdParams } from '../http/common-schemas.js';
+import { notFound } from '../http/errors.js';
+import { problemResponses } from '../http/problem-schema.js';
+import { listActiveSessions } from '../sessions/session-repository.js';
+import { toSessionResponse } from '../sessions/session-response.js';
+import { SessionListSchema } from '../sessions/session-schemas.js';
+import { signOut } from '../sessions/session-service.js';
+
+/** The caller's own sessions: where it is signed in, and signing one of them out. */
+export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/sessions',
+    {
+      schema: {
+        operationId: 'listMySessions',
+        tags: ['auth'],
+        summary: "The caller's open sessions, newest first",
+        response: { 200: SessionListSchema, ...problemResponses(401, 403) },
+      },
+    },
+    async (request) => {
+      const sessions = await listActiveSessions(app.db, request.caller.id);
+      return { items: sessions.map((session) => toSessionResponse(session, request.caller.session_id)) };
+    },
+  );
+
+  app.delete(
+    '/sessions/:id',
+    {
+      schema: {
+        operationId: 'endMySession',
+        tags: ['auth'],
+        summary: 'End one of the caller’s sessions',
+        description: 'Its refresh tokens stop working, and its access tokens on their next request. Another user’s session is 404.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Ended.' }), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const ended = await signOut(app.db, { userId: request.caller.id, sessionId: request.params.id }, 'sign_out', contextOf(request));
+      if (ended.length === 0) throw notFound('session');
+      return reply.code(204).send(null);
+    },
+  );
+};

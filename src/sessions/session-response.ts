@@ -1,0 +1,13 @@
+import type { SessionRow } from '../db/tables.js';
+
+export function toSessionResponse(row: SessionRow, currentSessionId: string | undefined) {
+  return {
+    id: row.id,
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+    user_agent: row.user_agent,
+    ip: row.ip,
+    current: row.id === currentSessionId,
+  };
+}
