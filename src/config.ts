@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import dotenv from 'dotenv';
@@ -23,6 +21,7 @@ const EnvironmentSchema = Type.Object({
   ACCESS_TOKEN_TTL: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   REFRESH_TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 31536000, default: 2592000 }),
   REFRESH_REUSE_INTERVAL: Type.Integer({ minimum: 0, maximum: 300, default: 10 }),
+  SIGNING_KEY_ROTATION_DAYS: Type.Integer({ minimum: 0, maximum: 3650, default: 90 }),
   ADMIN_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$', minLength: 3, maxLength: 254 })),
   ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
   ALLOW_REGISTRATION: Type.Boolean({ default: true }),
@@ -52,7 +51,9 @@ export interface Config {
   /** Whose X-Forwarded-For to believe: none (false), all (true), a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
   dataDir: string;
-  jwtSecret: string;
+  /** Set: HS256 with this secret. Unset: Ed25519 keys kept in the database. */
+  jwtSecret: string | undefined;
+  signingKeyRotationDays: number;
   jwtIssuer: string;
   jwtAudience: string;
   accessTokenTtlSeconds: number;
@@ -100,21 +101,11 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
   return value;
 }
 
-/**
- * Builds the runtime configuration. On the embedded database a JWT secret is generated once
- * into DATA_DIR so tokens survive restarts; with DATABASE_URL several instances must share
- * one secret, so it has to be given.
- */
-export function buildConfig(environment: Environment, readJwtSecret = readOrCreateJwtSecret): Config {
+/** Builds the runtime configuration from the validated environment. */
+export function buildConfig(environment: Environment): Config {
   const dataDir = path.resolve(environment.DATA_DIR);
-  let jwtSecret = environment.JWT_SECRET;
-  if (!jwtSecret) {
-    if (environment.DATABASE_URL) {
-      throw new ConfigError('invalid configuration: JWT_SECRET is required when DATABASE_URL is set');
-    }
-    jwtSecret = readJwtSecret(dataDir);
-  }
-  if (Buffer.byteLength(jwtSecret) < 32) {
+  const jwtSecret = environment.JWT_SECRET;
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('invalid configuration: JWT_SECRET must be at least 32 bytes');
   }
   return {
@@ -128,6 +119,7 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
     trustProxy: parseTrustProxy(environment.TRUST_PROXY),
     dataDir,
     jwtSecret,
+    signingKeyRotationDays: environment.SIGNING_KEY_ROTATION_DAYS,
     jwtIssuer: environment.JWT_ISSUER,
     jwtAudience: environment.JWT_AUDIENCE,
     accessTokenTtlSeconds: environment.ACCESS_TOKEN_TTL,
@@ -153,23 +145,4 @@ export function buildConfig(environment: Environment, readJwtSecret = readOrCrea
 export function loadConfig(environment: Record<string, string | undefined> = process.env): Config {
   dotenv.config({ quiet: true });
   return buildConfig(parseEnvironment(environment));
-}
-
-function readOrCreateJwtSecret(dataDir: string): string {
-  const secretPath = path.join(dataDir, 'jwt-secret');
-  try {
-    return readFileSync(secretPath, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  try {
-    // 'wx' fails if another process created it first; then that one's secret wins.
-    writeFileSync(secretPath, secret, { mode: 0o600, flag: 'wx' });
-    return secret;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return readFileSync(secretPath, 'utf8').trim();
-  }
 }

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, parseEnvironment, buildConfig } from '../src/config.js';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
-    const config = buildConfig(parseEnvironment({}), () => 'x'.repeat(40));
+    const config = buildConfig(parseEnvironment({}));
     assert.equal(config.port, 3000);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.accessTokenTtlSeconds, 900);
@@ -18,6 +16,13 @@ describe('configuration', () => {
     assert.equal(config.apiRateLimit, 1000);
     assert.equal(config.logLevel, 'info');
     assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.jwtSecret, undefined, 'Ed25519 keys from the database unless JWT_SECRET is set');
+    assert.equal(config.signingKeyRotationDays, 90);
+    assert.equal(config.refreshReuseIntervalSeconds, 10);
+    assert.equal(config.databaseStatementTimeoutMs, 5000);
+    assert.equal(config.requestTimeoutMs, 30000);
+    assert.equal(config.publicUrl, 'http://127.0.0.1:3000');
+    assert.equal(config.eventRetentionDays, 365);
   });
 
   it('refuses a bad value with a message naming the variable', () => {
@@ -35,20 +40,7 @@ describe('configuration', () => {
     }
   });
 
-  it('requires JWT_SECRET with DATABASE_URL', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://localhost/x' }), /JWT_SECRET is required/);
-  });
-
-  it('generates a JWT secret once into DATA_DIR and reuses it', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'config-'));
-    try {
-      const first = loadConfig({ DATA_DIR: dataDir });
-      const second = loadConfig({ DATA_DIR: dataDir });
-      assert.equal(first.jwtSecret, second.jwtSecret);
-      assert.ok(Buffer.byteLength(first.jwtSecret) >= 32);
-      assert.equal((await readFile(path.join(dataDir, 'jwt-secret'), 'utf8')).trim(), first.jwtSecret);
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+  it('runs on PostgreSQL without JWT_SECRET: the signing keys live in the database', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://localhost/x' }).jwtSecret, undefined);
   });
 });

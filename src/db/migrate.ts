@@ -7,6 +7,7 @@ import { idempotencyReplyHeaders } from './migrations/0005-idempotency-reply-hea
 import { variantListIndexes } from './migrations/0006-variant-list-indexes.js';
 import { eventsAndWebhooks } from './migrations/0007-events-and-webhooks.js';
 import { sessions } from './migrations/0008-sessions.js';
+import { signingKeys } from './migrations/0009-signing-keys.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006-variant-list-indexes': variantListIndexes,
   '0007-events-and-webhooks': eventsAndWebhooks,
   '0008-sessions': sessions,
+  '0009-signing-keys': signingKeys,
 };
 
 const staticProvider: MigrationProvider = {

@@ -44,6 +44,16 @@ export interface SessionsTable {
   ip: string | null;
 }
 
+export interface SigningKeysTable {
+  kid: string;
+  alg: 'EdDSA';
+  public_jwk: ColumnType<Record<string, string>, string, string>;
+  private_pem: string;
+  status: 'active' | 'retiring';
+  created_at: Timestamp;
+  retires_at: Date | null;
+}
+
 export interface BalanceLedgerTable {
   id: string;
   user_id: string;
@@ -125,6 +135,7 @@ export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   sessions: SessionsTable;
+  signing_keys: SigningKeysTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -143,3 +154,4 @@ export type EventRow = Selectable<EventsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type SigningKeyRow = Selectable<SigningKeysTable>;

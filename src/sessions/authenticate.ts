@@ -37,7 +37,7 @@ export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): o
     const header = request.headers.authorization;
     if (!header || !/^bearer /i.test(header)) throw unauthenticated();
     const match = BEARER.exec(header);
-    const claims = match?.[1] ? issuer.verifyAccessToken(match[1]) : undefined;
+    const claims = match?.[1] ? await issuer.verifyAccessToken(match[1]) : undefined;
     if (!claims) throw withChallenge(invalidToken());
     const caller = await findCallerWithSession(app.db, claims.sub, claims.sid);
     if (!caller) throw withChallenge(invalidToken());
