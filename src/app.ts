@@ -13,6 +13,7 @@ import { operationsRoutes } from './http/operations-routes.js';
 import { securityPlugin } from './http/security.js';
 import { MAX_PARAM_LENGTH, serverOptions } from './http/server-options.js';
 import { jobsPlugin } from './jobs/job-runner.js';
+import { mailPlugin } from './mail/mail-plugin.js';
 import { sessionsPlugin } from './sessions/sessions-plugin.js';
 import { usersPlugin } from './users/users-plugin.js';
 import { variantsPlugin } from './variants/variants-plugin.js';
@@ -47,6 +48,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operationsRoutes);
 
   await app.register(sessionsPlugin, { config });
+  await app.register(mailPlugin);
   await app.register(usersPlugin, { printSecret: options.printSecret });
   await app.register(authPlugin);
   await app.register(variantsPlugin);

@@ -35,6 +35,12 @@ const EnvironmentSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 365 }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ minLength: 3, default: 'no-reply@localhost' }),
+  PASSWORD_RESET_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
+  EMAIL_VERIFICATION_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
+  PASSWORD_RESET_TTL: Type.Integer({ minimum: 60, maximum: 604800, default: 3600 }),
+  EMAIL_VERIFICATION_TTL: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
 });
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -74,6 +80,13 @@ export interface Config {
   /** Webhook hosts may resolve to loopback, private, link-local or unspecified addresses. */
   webhookAllowPrivateNetworks: boolean;
   eventRetentionDays: number;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** Link templates with `{token}`. */
+  passwordResetUrl: string;
+  emailVerificationUrl: string;
+  passwordResetTtlSeconds: number;
+  emailVerificationTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -105,13 +118,15 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
 export function buildConfig(environment: Environment): Config {
   const dataDir = path.resolve(environment.DATA_DIR);
   const jwtSecret = environment.JWT_SECRET;
+  const host = environment.HOST.includes(':') ? `[${environment.HOST}]` : environment.HOST;
+  const publicUrl = (environment.PUBLIC_URL ?? `http://${host}:${environment.PORT}`).replace(/\/+$/, '');
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('invalid configuration: JWT_SECRET must be at least 32 bytes');
   }
   return {
     port: environment.PORT,
     host: environment.HOST,
-    publicUrl: (environment.PUBLIC_URL ?? `http://${environment.HOST.includes(':') ? `[${environment.HOST}]` : environment.HOST}:${environment.PORT}`).replace(/\/+$/, ''),
+    publicUrl,
     databaseUrl: environment.DATABASE_URL,
     databasePoolSize: environment.DATABASE_POOL_SIZE,
     databaseStatementTimeoutMs: environment.DATABASE_STATEMENT_TIMEOUT,
@@ -138,6 +153,12 @@ export function buildConfig(environment: Environment): Config {
     webhookAllowHttp: environment.WEBHOOK_ALLOW_HTTP,
     webhookAllowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     eventRetentionDays: environment.EVENT_RETENTION_DAYS,
+    smtpUrl: environment.SMTP_URL,
+    mailFrom: environment.MAIL_FROM,
+    passwordResetUrl: environment.PASSWORD_RESET_URL ?? `${publicUrl}/admin/#/reset-password?token={token}`,
+    emailVerificationUrl: environment.EMAIL_VERIFICATION_URL ?? `${publicUrl}/admin/#/verify-email?token={token}`,
+    passwordResetTtlSeconds: environment.PASSWORD_RESET_TTL,
+    emailVerificationTtlSeconds: environment.EMAIL_VERIFICATION_TTL,
   };
 }
 

@@ -44,7 +44,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       // The new user is the actor of its own registration.
       const id = randomUUID();
-      const user = await createUser(app.db, { ...request.body, id, role: 'user' }, contextOf(request, id));
+      const user = await createUser(app.db, { ...request.body, id, role: 'user' }, contextOf(request, id), config);
       setEtag(reply, user.version);
       reply.header('location', `/api/users/${user.id}`);
       return reply.code(201).send(toUserResponse(user, config.currency));

@@ -8,6 +8,7 @@ import { variantListIndexes } from './migrations/0006-variant-list-indexes.js';
 import { eventsAndWebhooks } from './migrations/0007-events-and-webhooks.js';
 import { sessions } from './migrations/0008-sessions.js';
 import { signingKeys } from './migrations/0009-signing-keys.js';
+import { email } from './migrations/0010-email.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007-events-and-webhooks': eventsAndWebhooks,
   '0008-sessions': sessions,
   '0009-signing-keys': signingKeys,
+  '0010-email': email,
 };
 
 const staticProvider: MigrationProvider = {

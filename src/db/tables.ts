@@ -16,6 +16,7 @@ export interface UsersTable {
   password_hash: string;
   /** Bumped on password change and deletion; access tokens carry it and die when it moves. */
   session_version: ColumnType<number, number | undefined, number>;
+  email_verified: ColumnType<boolean, boolean | undefined, boolean>;
   version: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -52,6 +53,34 @@ export interface SigningKeysTable {
   status: 'active' | 'retiring';
   created_at: Timestamp;
   retires_at: Date | null;
+}
+
+export type TokenPurpose = 'password_reset' | 'email_verification';
+
+export interface OneTimeTokensTable {
+  id: string;
+  user_id: string;
+  purpose: TokenPurpose;
+  token_hash: string;
+  email: string;
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: Timestamp;
+}
+
+export interface EmailOutboxTable {
+  id: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: 'pending' | 'sent' | 'failed';
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  next_attempt_at: Timestamp;
+  claimed_until: Date | null;
+  created_at: Timestamp;
+  sent_at: Date | null;
 }
 
 export interface BalanceLedgerTable {
@@ -136,6 +165,8 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
+  one_time_tokens: OneTimeTokensTable;
+  email_outbox: EmailOutboxTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -155,3 +186,5 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
+export type EmailRow = Selectable<EmailOutboxTable>;

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/tables.js';
 import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import { anyAdminExists, findUserByEmail } from './user-repository.js';
+import type { MailSettings } from './account-emails.js';
 import { createUser } from './user-service.js';
 
 // Any constant works; it only has to be the same for every instance.
@@ -18,6 +19,7 @@ export async function ensureFirstAdmin(
   db: Kysely<Database>,
   options: { email: string | undefined; password: string | undefined },
   log: FastifyBaseLogger,
+  mail: MailSettings,
   printSecret: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<void> {
   const email = options.email ?? 'admin@localhost';
@@ -32,7 +34,7 @@ export async function ensureFirstAdmin(
       log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
       return false;
     }
-    await createUser(trx, { email, password, name: 'Administrator', role: 'admin' }, SERVICE_CONTEXT);
+    await createUser(trx, { email, password, name: 'Administrator', role: 'admin', emailVerified: true }, SERVICE_CONTEXT, mail);
     return true;
   });
   if (!created) return;

@@ -76,12 +76,14 @@ export interface UserFilter {
   q?: string | undefined;
   role?: Role | undefined;
   status?: UserStatus | undefined;
+  email_verified?: boolean | undefined;
 }
 
 function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
   let query = db.selectFrom('users').where('deleted_at', 'is', null);
   if (filter.role) query = query.where('role', '=', filter.role);
   if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.email_verified !== undefined) query = query.where('email_verified', '=', filter.email_verified);
   if (filter.q) {
     const pattern = containsPattern(filter.q);
     query = query.where((eb) => eb.or([eb('email', 'ilike', pattern), eb('name', 'ilike', pattern)]));

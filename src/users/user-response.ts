@@ -6,6 +6,7 @@ export function toUserResponse(row: UserRow, currency: string): UserResponse {
   return {
     id: row.id,
     email: row.email,
+    email_verified: row.email_verified,
     name: row.name,
     phone: row.phone,
     role: row.role,

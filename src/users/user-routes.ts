@@ -68,7 +68,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request))),
+      userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request), app.config)),
   );
 
   app.patch(
@@ -85,7 +85,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request))),
+      userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request), app.config)),
   );
 
   app.put(
@@ -124,8 +124,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { q, role, status } = request.query;
-      const filter = { q, role, status };
+      const { q, role, status, email_verified } = request.query;
+      const filter = { q, role, status, email_verified };
       return listPage(request.query, {
         rows: (page) => listUsers(app.db, filter, page),
         count: () => countUsers(app.db, filter),

@@ -25,6 +25,7 @@ export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
+    email_verified: Type.Boolean({ description: 'Whether the owner followed the link sent to this address.' }),
     name: Type.String(),
     phone: Type.Union([Type.String(), Type.Null()]),
     role: RoleSchema,
@@ -42,6 +43,7 @@ export const UserSchema = Type.Object(
       {
         id: '3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13',
         email: 'ada@example.com',
+        email_verified: true,
         name: 'Ada Lovelace',
         phone: null,
         role: 'user',
@@ -89,6 +91,7 @@ export const ListUsersQuery = Type.Object(
     q: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Case-insensitive substring of email or name.' })),
     role: Type.Optional(RoleSchema),
     status: Type.Optional(StatusSchema),
+    email_verified: Type.Optional(Type.Boolean({ description: 'Only users whose address is (or is not) verified.' })),
   },
   { additionalProperties: false },
 );
@@ -102,3 +105,11 @@ export const StatusBody = Type.Object(
   { additionalProperties: false, examples: [{ status: 'suspended', reason: 'Chargeback under review' }] },
 );
 export const DeleteUserQuery = Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false });
+
+export const EmailBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false, examples: [{ email: 'ada@example.com' }] });
+const OneTimeToken = Type.String({ minLength: 1, maxLength: 200, description: 'The token from the emailed link.' });
+export const ResetConfirmBody = Type.Object(
+  { token: OneTimeToken, new_password: Password },
+  { additionalProperties: false, examples: [{ token: 'vG1h3kC0Yb3mXw6JzQ2a8N5sE7tR9uP4dL1fK0jH2gA', new_password: 'another-long-passphrase' }] },
+);
+export const VerifyEmailBody = Type.Object({ token: OneTimeToken }, { additionalProperties: false, examples: [{ token: 'vG1h3kC0Yb3mXw6JzQ2a8N5sE7tR9uP4dL1fK0jH2gA' }] });

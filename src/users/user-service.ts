@@ -7,6 +7,7 @@ import { AppError } from '../http/errors.js';
 import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
+import { queueVerificationMail, type MailSettings } from './account-emails.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { endSessions } from '../sessions/session-repository.js';
@@ -27,6 +28,8 @@ async function translatingEmailConflict<T>(write: () => Promise<T>): Promise<T> 
 export interface NewUser {
   /** The id to give the account; the service picks one when left out. */
   id?: string;
+  /** True for the first admin, whose address the operator gave; anyone else gets a verification mail. */
+  emailVerified?: boolean;
   email: string;
   password: string;
   name: string;
@@ -34,11 +37,28 @@ export interface NewUser {
   role: Role;
 }
 
-const PROFILE_FIELDS = ['email', 'name', 'phone'] as const;
-const profileOf = (user: UserRow) => ({ email: user.email, name: user.name, phone: user.phone });
+const PROFILE_FIELDS = ['email', 'email_verified', 'name', 'phone'] as const;
+const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.email_verified, name: user.name, phone: user.phone });
+
+/**
+ * Writes a profile change; a new email address is unverified until its owner follows the link
+ * sent to it (and links sent to the old one stop working).
+ */
+async function writeProfile(
+  trx: Kysely<Database>,
+  current: UserRow,
+  next: { name: string; email: string; phone: string | null },
+  mail: MailSettings,
+  context: EventContext,
+): Promise<UserRow> {
+  const emailChanged = next.email.toLowerCase() !== current.email.toLowerCase();
+  const updated = await updateUser(trx, current.id, { ...next, ...(emailChanged ? { email_verified: false } : {}) });
+  if (emailChanged) await queueVerificationMail(trx, mail, updated);
+  return recordProfileChange(trx, current, updated, context);
+}
 
 /** Every account starts here: registration and the first admin alike. */
-export async function createUser(db: Kysely<Database>, user: NewUser, context: EventContext): Promise<UserRow> {
+export async function createUser(db: Kysely<Database>, user: NewUser, context: EventContext, mail: MailSettings): Promise<UserRow> {
   const passwordHash = await hashPassword(user.password);
   const now = new Date();
   return translatingEmailConflict(() =>
@@ -51,10 +71,12 @@ export async function createUser(db: Kysely<Database>, user: NewUser, context: E
         role: user.role,
         status: 'active',
         password_hash: passwordHash,
+        email_verified: user.emailVerified ?? false,
         created_at: now,
         updated_at: now,
       });
       await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
+      if (!created.email_verified) await queueVerificationMail(trx, mail, created);
       return created;
     }),
   );
@@ -79,12 +101,12 @@ export function replaceProfile(
   ifMatch: string | undefined,
   profile: { name: string; email: string; phone?: string | null | undefined },
   context: EventContext,
+  mail: MailSettings,
 ): Promise<UserRow> {
   return translatingEmailConflict(() =>
     inTransaction(db, async (trx) => {
       const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
-      const updated = await updateUser(trx, userId, { name: profile.name, email: profile.email, phone: profile.phone ?? null });
-      return recordProfileChange(trx, current, updated, context);
+      return writeProfile(trx, current, { name: profile.name, email: profile.email, phone: profile.phone ?? null }, mail, context);
     }),
   );
 }
@@ -96,6 +118,7 @@ export function patchProfile(
   ifMatch: string | undefined,
   patch: { name?: string; email?: string; phone?: string | null },
   context: EventContext,
+  mail: MailSettings,
 ): Promise<UserRow> {
   return translatingEmailConflict(() =>
     inTransaction(db, async (trx) => {
@@ -107,7 +130,7 @@ export function patchProfile(
       };
       const next = { name: profile.name, email: profile.email, phone: profile.phone ?? null };
       if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
-      return recordProfileChange(trx, current, await updateUser(trx, userId, next), context);
+      return writeProfile(trx, current, next, mail, context);
     }),
   );
 }

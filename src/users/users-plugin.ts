@@ -16,7 +16,7 @@ export interface UsersOptions {
 export const usersPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: UsersOptions) => {
     const { config } = app;
-    await ensureFirstAdmin(app.db, { email: config.adminEmail, password: config.adminPassword }, app.log, options.printSecret);
+    await ensureFirstAdmin(app.db, { email: config.adminEmail, password: config.adminPassword }, app.log, config, options.printSecret);
     app.addSchema(UserSchema);
     app.addSchema(LedgerEntrySchema);
     await app.register(

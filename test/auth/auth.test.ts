@@ -242,7 +242,7 @@ describe('first start without ADMIN_EMAIL and ADMIN_PASSWORD', () => {
       assert.ok(admin.id);
       const admins = await sql<{ count: number }>`select count(*)::int as count from users where role = 'admin'`.execute(first.app.db);
       assert.equal(admins.rows[0]?.count, 1);
-      await ensureFirstAdmin(first.app.db, { email: undefined, password: undefined }, first.app.log, (line) => printed.push(line));
+      await ensureFirstAdmin(first.app.db, { email: undefined, password: undefined }, first.app.log, first.config, (line) => printed.push(line));
       assert.equal(printed.length, 1, 'a second start prints nothing and creates no admin');
     } finally {
       await first.close();
@@ -255,8 +255,8 @@ describe('first start with an admin already there', () => {
     const logLines: string[] = [];
     const testApp = await buildTestApp({ logLines });
     try {
-      await ensureFirstAdmin(testApp.app.db, { email: 'another-admin@example.com', password: 'another-password' }, testApp.app.log);
-      const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40);
+      await ensureFirstAdmin(testApp.app.db, { email: 'another-admin@example.com', password: 'another-password' }, testApp.app.log, testApp.config);
+      const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40 && /ADMIN_EMAIL/.test(entry.msg));
       assert.ok(warning, 'a warning was logged');
       assert.match(warning.msg, /ADMIN_EMAIL and ADMIN_PASSWORD were not used/);
       assert.equal(warning.email, 'another-admin@example.com');
