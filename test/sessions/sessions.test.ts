@@ -112,14 +112,30 @@ describe('sessions that end at once', () => {
 });
 
 describe('sessions across instances (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
-  it('ends a session on one instance and cuts its access token on the next request to the other', async () => {
+  it('ends sessions on one instance, for every cause, and cuts their access tokens on the next request to the other', async () => {
     const first = await buildTestApp();
     const second = await buildTestApp({ databaseUrl: first.databaseUrl! });
     try {
-      const user = await createUser(first.app);
-      assert.equal((await second.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode, 200);
-      await first.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: user.refreshToken } });
-      assert.equal((await second.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode, 401);
+      const admin = await loginAdmin(first.app);
+      const causes: [string, (user: Session) => Promise<unknown>][] = [
+        ['logout', (user) => first.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: user.refreshToken } })],
+        ['DELETE of the session', (user) => first.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${decodeJwt(user.accessToken).payload.sid}`, headers: user.auth })],
+        ["an admin's sign-out", (user) => first.app.inject({ method: 'DELETE', url: `/api/users/${user.id}/sessions`, headers: admin.auth })],
+        ['a password change', (user) => first.app.inject({ method: 'PUT', url: '/api/users/change-password', headers: user.auth, payload: { current_password: user.password, new_password: 'changed-password-1' } })],
+        ['a deletion', (user) => first.app.inject({ method: 'DELETE', url: `/api/users/${user.id}`, headers: admin.auth })],
+      ];
+      for (const [cause, end] of causes) {
+        const user = await createUser(first.app);
+        const elsewhere = () => second.app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
+        assert.equal((await elsewhere()).statusCode, 200, cause);
+        await end(user);
+        assert.equal((await elsewhere()).statusCode, 401, cause);
+      }
+      const suspended = await createUser(first.app);
+      await first.app.inject({ method: 'PUT', url: `/api/users/${suspended.id}/status`, headers: admin.auth, payload: { status: 'suspended' } });
+      assert.equal(problemOf(await second.app.inject({ method: 'GET', url: '/api/users/profile', headers: suspended.auth })).code, 'account_suspended');
+      await first.app.inject({ method: 'PUT', url: `/api/users/${suspended.id}/status`, headers: admin.auth, payload: { status: 'active' } });
+      assert.equal((await second.app.inject({ method: 'GET', url: '/api/users/profile', headers: suspended.auth })).statusCode, 401, 'suspension ended the session');
     } finally {
       await second.app.close();
       await first.close();
