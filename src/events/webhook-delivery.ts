@@ -3,6 +3,7 @@ import https from 'node:https';
 import { sql, type Kysely } from 'kysely';
 import type { Database, DeliveryRow, EventRow, WebhookRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
+import { claimDueRows } from '../jobs/outbox-claim.js';
 import { record, SERVICE_CONTEXT } from './event-recorder.js';
 import { toEventResponse } from './event-response.js';
 import { signDelivery } from './webhook-signature.js';
@@ -19,24 +20,9 @@ const MAX_ERROR_LENGTH = 500;
 
 type Outcome = { ok: true; statusCode: number } | { ok: false; statusCode: number | null; error: string };
 
-/**
- * Takes up to BATCH_SIZE due deliveries for this instance: FOR UPDATE SKIP LOCKED lets every
- * instance claim at once without two taking the same row, and the lease makes a claim whose
- * instance died due again after CLAIM_LEASE_SECONDS.
- */
-async function claimDueDeliveries(db: Kysely<Database>): Promise<DeliveryRow[]> {
-  const claimed = await sql<DeliveryRow>`
-    update webhook_deliveries
-    set claimed_until = now() + make_interval(secs => ${CLAIM_LEASE_SECONDS}), attempts = attempts + 1
-    where id in (
-      select id from webhook_deliveries
-      where status = 'pending' and next_attempt_at <= now() and (claimed_until is null or claimed_until <= now())
-      order by next_attempt_at
-      limit ${BATCH_SIZE}
-      for update skip locked
-    )
-    returning *`.execute(db);
-  return claimed.rows;
+/** Due deliveries for this instance (see claimDueRows); the lease outlasts a send. */
+function claimDueDeliveries(db: Kysely<Database>): Promise<DeliveryRow[]> {
+  return claimDueRows<DeliveryRow>(db, 'webhook_deliveries', CLAIM_LEASE_SECONDS, BATCH_SIZE);
 }
 
 function send(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules): Promise<Outcome> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database, EmailRow } from '../db/tables.js';
+import { claimDueRows } from '../jobs/outbox-claim.js';
 
 export interface Mail {
   to: string;
@@ -30,20 +31,9 @@ export async function queueMail(trx: Kysely<Database>, mail: Mail): Promise<void
 
 const CLAIM_LEASE_SECONDS = 60;
 
-/** Due mails for this instance; SKIP LOCKED keeps two instances from taking the same one. */
-export async function claimDueMails(db: Kysely<Database>, limit: number): Promise<EmailRow[]> {
-  const claimed = await sql<EmailRow>`
-    update email_outbox
-    set claimed_until = now() + make_interval(secs => ${CLAIM_LEASE_SECONDS}), attempts = attempts + 1
-    where id in (
-      select id from email_outbox
-      where status = 'pending' and next_attempt_at <= now() and (claimed_until is null or claimed_until <= now())
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked
-    )
-    returning *`.execute(db);
-  return claimed.rows;
+/** Due mails for this instance (see claimDueRows). */
+export function claimDueMails(db: Kysely<Database>, limit: number): Promise<EmailRow[]> {
+  return claimDueRows<EmailRow>(db, 'email_outbox', CLAIM_LEASE_SECONDS, limit);
 }
 
 export async function markMailSent(db: Kysely<Database>, id: string): Promise<void> {

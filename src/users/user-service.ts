@@ -103,11 +103,20 @@ export function replaceProfile(
   context: EventContext,
   mail: MailSettings,
 ): Promise<UserRow> {
+  return onLockedUser(db, userId, ifMatch, (trx, current) =>
+    writeProfile(trx, current, { name: profile.name, email: profile.email, phone: profile.phone ?? null }, mail, context),
+  );
+}
+
+/** Runs a profile change on the locked row, after If-Match; a taken email is 409 `email_taken`. */
+function onLockedUser(
+  db: Kysely<Database>,
+  userId: string,
+  ifMatch: string | undefined,
+  work: (trx: Transaction<Database>, current: UserRow) => Promise<UserRow>,
+): Promise<UserRow> {
   return translatingEmailConflict(() =>
-    inTransaction(db, async (trx) => {
-      const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
-      return writeProfile(trx, current, { name: profile.name, email: profile.email, phone: profile.phone ?? null }, mail, context);
-    }),
+    inTransaction(db, async (trx) => work(trx, await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user'))),
   );
 }
 
@@ -120,9 +129,7 @@ export function patchProfile(
   context: EventContext,
   mail: MailSettings,
 ): Promise<UserRow> {
-  return translatingEmailConflict(() =>
-    inTransaction(db, async (trx) => {
-      const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
+  return onLockedUser(db, userId, ifMatch, async (trx, current) => {
       const profile = mergePatch({ name: current.name, email: current.email, phone: current.phone }, patch) as {
         name: string;
         email: string;
@@ -131,8 +138,7 @@ export function patchProfile(
       const next = { name: profile.name, email: profile.email, phone: profile.phone ?? null };
       if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
       return writeProfile(trx, current, next, mail, context);
-    }),
-  );
+  });
 }
 
 const isActiveAdmin = (user: UserRow) => user.role === 'admin' && user.status === 'active';
