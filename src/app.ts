@@ -12,6 +12,7 @@ import { openApiPlugin } from './http/openapi.js';
 import { operationsRoutes } from './http/operations-routes.js';
 import { securityPlugin } from './http/security.js';
 import { MAX_PARAM_LENGTH, serverOptions } from './http/server-options.js';
+import { inventoryPlugin } from './inventory/inventory-plugin.js';
 import { jobsPlugin } from './jobs/job-runner.js';
 import { mailPlugin } from './mail/mail-plugin.js';
 import { sessionsPlugin } from './sessions/sessions-plugin.js';
@@ -52,6 +53,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usersPlugin, { printSecret: options.printSecret });
   await app.register(authPlugin);
   await app.register(variantsPlugin);
+  await app.register(inventoryPlugin);
   await app.register(eventsPlugin);
   return app;
 }

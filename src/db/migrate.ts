@@ -9,6 +9,7 @@ import { eventsAndWebhooks } from './migrations/0007-events-and-webhooks.js';
 import { sessions } from './migrations/0008-sessions.js';
 import { signingKeys } from './migrations/0009-signing-keys.js';
 import { email } from './migrations/0010-email.js';
+import { stockMovements } from './migrations/0011-stock-movements.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008-sessions': sessions,
   '0009-signing-keys': signingKeys,
   '0010-email': email,
+  '0011-stock-movements': stockMovements,
 };
 
 const staticProvider: MigrationProvider = {

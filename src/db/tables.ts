@@ -83,6 +83,17 @@ export interface EmailOutboxTable {
   sent_at: Date | null;
 }
 
+export interface StockMovementsTable {
+  id: string;
+  variant_id: string;
+  delta: number;
+  stock_after: number;
+  reason: string;
+  reference: string | null;
+  actor_id: string | null;
+  created_at: Timestamp;
+}
+
 export interface BalanceLedgerTable {
   id: string;
   user_id: string;
@@ -114,6 +125,7 @@ export interface VariantsTable {
   name: string;
   price: number;
   stock: number;
+  reserved: ColumnType<number, number | undefined, number>;
   attributes: ColumnType<Record<string, string>, string, string>;
   version: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
@@ -167,6 +179,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   one_time_tokens: OneTimeTokensTable;
   email_outbox: EmailOutboxTable;
+  stock_movements: StockMovementsTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -188,3 +201,4 @@ export type SessionRow = Selectable<SessionsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
 export type EmailRow = Selectable<EmailOutboxTable>;
+export type StockMovementRow = Selectable<StockMovementsTable>;

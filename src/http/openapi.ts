@@ -46,6 +46,7 @@ function openApiDocument(config: Config) {
       { name: 'users', description: 'Accounts' },
       { name: 'balance', description: 'Store credit and its ledger' },
       { name: 'variants', description: 'Product variants' },
+      { name: 'inventory', description: 'Stock movements and adjustments' },
       { name: 'events', description: 'The audit log' },
       { name: 'webhooks', description: 'Signed deliveries of events to other systems' },
       { name: 'operations', description: 'Health and readiness' },

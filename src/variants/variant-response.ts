@@ -10,6 +10,8 @@ export function toVariantResponse(row: VariantRow, currency: string): VariantRes
     price: row.price,
     currency,
     stock: row.stock,
+    reserved: row.reserved,
+    available: row.stock - row.reserved,
     attributes: row.attributes,
     version: row.version,
     created_at: row.created_at.toISOString(),

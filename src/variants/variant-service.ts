@@ -17,6 +17,7 @@ import {
   replaceVariant,
   type VariantFields,
 } from './variant-repository.js';
+import { insertStockMovement } from './stock-movement-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
 
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
@@ -65,16 +66,27 @@ const sameFields = (a: VariantFields, b: VariantFields) => JSON.stringify(a) ===
 const variantEvent = (type: EventType, id: string, data: Record<string, unknown>): NewEvent => ({ type, subjectType: 'variant', subjectId: id, data });
 const FIELDS = ['product_id', 'sku', 'name', 'price', 'stock', 'attributes'] as const;
 
+/** The movement of a create, PUT, PATCH or batch operation that changed `stock`. */
+async function recordStockMovement(trx: Transaction<Database>, variant: VariantRow, delta: number, reason: string, context: EventContext): Promise<void> {
+  if (delta === 0) return;
+  await insertStockMovement(trx, { variant_id: variant.id, delta, stock_after: variant.stock, reason, reference: null, actor_id: context.actorId });
+}
+
 async function createIn(trx: Transaction<Database>, id: string, input: VariantInput, context: EventContext): Promise<VariantRow> {
   // Checked first so a taken id is reported as such even when the SKU collides too.
   if (await findVariantById(trx, id)) throw variantExists();
   const created = await insertVariant(trx, id, toFields(input));
+  await recordStockMovement(trx, created, created.stock, 'variant created', context);
   await record(trx, variantEvent('variant.created', id, { after: fieldsOf(created) }), context);
   return created;
 }
 
 async function writeIn(trx: Transaction<Database>, current: VariantRow, fields: VariantFields, context: EventContext): Promise<VariantRow> {
+  if (fields.stock < current.reserved) {
+    throw new AppError('insufficient_stock', `${current.reserved} units are reserved; stock cannot go below that.`, [{ path: '/stock', message: `must be at least ${current.reserved} (the reserved units)` }]);
+  }
   const updated = await replaceVariant(trx, current.id, fields);
+  await recordStockMovement(trx, updated, updated.stock - current.stock, 'variant updated', context);
   await record(trx, variantEvent('variant.updated', current.id, changedFields(fieldsOf(current), fieldsOf(updated), [...FIELDS])), context);
   return updated;
 }
@@ -86,6 +98,7 @@ async function replaceIn(trx: Transaction<Database>, id: string, ifMatch: string
 
 async function removeIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
   const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+  if (current.reserved > 0) throw new AppError('insufficient_stock', `${current.reserved} units are reserved; release or commit the reservations first.`);
   await deleteVariant(trx, id);
   await record(trx, variantEvent('variant.deleted', id, { before: fieldsOf(current) }), context);
 }

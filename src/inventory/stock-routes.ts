@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { contextOf } from '../events/event-recorder.js';
+import { IdParams } from '../http/common-schemas.js';
+import { notFound } from '../http/errors.js';
+import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { etagOf, IfMatchHeader } from '../http/preconditions.js';
+import { problemResponses, resourceReply } from '../http/problem-schema.js';
+import type { StockMovementRow } from '../db/tables.js';
+import { countStockMovements, listStockMovements } from '../variants/stock-movement-repository.js';
+import { findVariantById } from '../variants/variant-repository.js';
+import { toVariantResponse } from '../variants/variant-response.js';
+import { VariantSchema } from '../variants/variant-schemas.js';
+import { AdjustmentBody, StockChangeBody, StockMovementSchema } from './stock-schemas.js';
+import { adjustStock, changeStock } from './stock-service.js';
+
+const STAFF = ['manager', 'admin'] as const;
+
+const toMovementResponse = (row: StockMovementRow) => ({
+  id: row.id,
+  variant_id: row.variant_id,
+  delta: row.delta,
+  stock_after: row.stock_after,
+  reason: row.reason,
+  reference: row.reference,
+  actor_id: row.actor_id,
+  created_at: row.created_at.toISOString(),
+});
+
+/** Stock that moves only by recorded movements. */
+export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { currency } = app.config;
+
+  app.put(
+    '/variants/:id/stock',
+    {
+      config: { roles: STAFF },
+      schema: {
+        operationId: 'changeStock',
+        tags: ['inventory'],
+        summary: "Move a variant's stock by a delta, or set it (manager, admin)",
+        description:
+          'Writes one stock movement and moves the version. Below `reserved`: 409 `insufficient_stock`; above 1e9: 400. ' +
+          'A set to the same value writes a movement with delta 0.',
+        params: IdParams,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader, 'if-match': IfMatchHeader }),
+        body: StockChangeBody,
+        response: { 200: resourceReply(Type.Ref(VariantSchema), 'The variant after the movement.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422) },
+      },
+    },
+    async (request, reply) =>
+      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+        const { reason, reference, ...change } = request.body;
+        const note = { reason, reference: reference ?? null, context: contextOf(request) };
+        const variant = await changeStock(trx, request.params.id, request.headers['if-match'], change as { delta: number } | { stock: number }, note);
+        return { status: 200, headers: { etag: etagOf(variant.version) }, body: toVariantResponse(variant, currency) };
+      }),
+  );
+
+  app.get(
+    '/variants/:id/stock/movements',
+    {
+      config: { roles: STAFF },
+      schema: {
+        operationId: 'listStockMovements',
+        tags: ['inventory'],
+        summary: "A variant's stock movements, newest first (manager, admin)",
+        params: IdParams,
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: PageSchema(Type.Ref(StockMovementSchema)), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const variant = await findVariantById(app.db, request.params.id);
+      if (!variant) throw notFound('variant');
+      return listPage(request.query, {
+        rows: (page) => listStockMovements(app.db, variant.id, page),
+        count: () => countStockMovements(app.db, variant.id),
+        toItem: toMovementResponse,
+      });
+    },
+  );
+
+  app.post(
+    '/stock-adjustments',
+    {
+      config: { roles: STAFF },
+      schema: {
+        operationId: 'adjustStock',
+        tags: ['inventory'],
+        summary: 'Move the stock of several variants at once, all or nothing (manager, admin)',
+        description:
+          'A line naming no variant is 404 with its path; lines that would go below `reserved` are 409 `insufficient_stock`, ' +
+          'each listed in `errors`. The reply lists the variants in the order of the lines.',
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: AdjustmentBody,
+        response: { 200: Type.Object({ items: Type.Array(Type.Ref(VariantSchema)) }), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request, reply) =>
+      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+        const note = { reason: request.body.reason, reference: request.body.reference ?? null, context: contextOf(request) };
+        const variants = await adjustStock(trx, request.body.lines, note);
+        return { status: 200, body: { items: variants.map((variant) => toVariantResponse(variant, currency)) } };
+      }),
+  );
+};
