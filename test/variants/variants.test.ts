@@ -43,7 +43,7 @@ describe('variants', () => {
     assert.equal(response.headers.etag, '"1"');
     assert.deepEqual(
       { ...variant, created_at: undefined, updated_at: undefined },
-      { id, ...payload, currency: 'USD', stock: 0, attributes: {}, version: 1, created_at: undefined, updated_at: undefined },
+      { id, ...payload, currency: 'USD', stock: 0, reserved: 0, available: 0, attributes: {}, version: 1, created_at: undefined, updated_at: undefined },
     );
     assert.equal((await stored(id))?.sku, payload.sku);
   });
