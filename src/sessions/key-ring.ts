@@ -15,9 +15,10 @@ export interface TokenRules {
   requiredClaims: string[];
 }
 
-// A kid nobody here knows yet may be a key another instance just created: look again, but
-// not more often than this, so forged kids cannot make every request a database read.
+// A kid nobody here knows yet may be a key another instance just created: look again, but for
+// each kid at most this often, so a forged kid repeated cannot make every request a read.
 const UNKNOWN_KID_RELOAD_MS = 1000;
+const MAX_REMEMBERED_UNKNOWN_KIDS = 1000;
 
 /**
  * The signing keys in memory, refreshed from the database in the background, so verifying a
@@ -28,7 +29,7 @@ export class KeyRing {
   private verifiers = new Map<string, Verify>();
   private activeKid: string | undefined;
   private publicKeys: Record<string, string>[] = [];
-  private lastReload = 0;
+  private readonly unknownKidsLookedUp = new Map<string, number>();
   private reloading: Promise<void> | undefined;
 
   constructor(
@@ -46,7 +47,6 @@ export class KeyRing {
   }
 
   private install(keys: SigningKeyRow[]): void {
-    this.lastReload = Date.now();
     const verifiers = new Map<string, Verify>();
     const signers = new Map<string, Sign>();
     for (const key of keys) {
@@ -92,7 +92,13 @@ export class KeyRing {
   }
 
   async verifierFor(kid: string): Promise<Verify | undefined> {
-    if (!this.verifiers.has(kid) && Date.now() - this.lastReload > UNKNOWN_KID_RELOAD_MS) await this.reload();
+    if (this.verifiers.has(kid)) return this.verifiers.get(kid);
+    const lookedUp = this.unknownKidsLookedUp.get(kid);
+    if (lookedUp === undefined || Date.now() - lookedUp > UNKNOWN_KID_RELOAD_MS) {
+      if (this.unknownKidsLookedUp.size >= MAX_REMEMBERED_UNKNOWN_KIDS) this.unknownKidsLookedUp.clear();
+      this.unknownKidsLookedUp.set(kid, Date.now());
+      await this.reload();
+    }
     return this.verifiers.get(kid);
   }
 
