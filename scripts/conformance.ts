@@ -2,7 +2,8 @@
  * `npm run conformance`: starts the service on a scratch database (PostgreSQL with DATABASE_URL,
  * else PGlite in a temporary DATA_DIR), signs in, and runs Schemathesis against /openapi.json
  * with every check. The operations that take away the caller's own rights (delete, role, status,
- * change-password) run in a second pass as a throw-away admin, so the first pass keeps its token.
+ * change-password, ending sessions) run in a second pass as a throw-away admin, so the first
+ * pass keeps its token.
  * Schemathesis is `st` from PATH, or the command SCHEMATHESIS names. Extra arguments go to `st`.
  */
 import { spawn } from 'node:child_process';
@@ -18,6 +19,8 @@ const SELF_AFFECTING = [
   'PUT /api/users/{id}/role',
   'PUT /api/users/{id}/status',
   'PUT /api/users/change-password',
+  'DELETE /api/users/{id}/sessions',
+  'DELETE /api/auth/sessions/{id}',
 ];
 const schemathesis = process.env.SCHEMATHESIS ?? 'st';
 const maxExamples = process.env.CONFORMANCE_EXAMPLES ?? '40';
