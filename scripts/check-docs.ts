@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startService } from '../test/helpers/service-process.js';
+import { freePort, startService } from '../test/helpers/service-process.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const page = await readFile(path.join(root, 'docs', 'api.md'), 'utf8');
@@ -15,7 +15,7 @@ const blocks = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'docs-check-'));
 const service = await startService({
-  PORT: String(33000 + Math.floor(Math.random() * 5000)),
+  PORT: await freePort(),
   DATABASE_URL: '',
   DATA_DIR: dataDir,
   ADMIN_EMAIL: 'admin@example.com',

@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { postJson, startService } from '../test/helpers/service-process.js';
+import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 
 const SELF_AFFECTING = [
   'DELETE /api/users/{id}',
@@ -65,7 +65,7 @@ const scratch = serverUrl ? await createScratchDatabase(serverUrl, 'conformance'
 const dataDir = scratch ? undefined : await mkdtemp(path.join(tmpdir(), 'conformance-'));
 const adminPassword = randomUUID();
 const service = await startService({
-  PORT: String(32000 + Math.floor(Math.random() * 8000)),
+  PORT: await freePort(),
   ADMIN_EMAIL: 'conformance-admin@example.com',
   ADMIN_PASSWORD: adminPassword,
   API_RATE_LIMIT: '10000000',

@@ -6,14 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { postJson, startService } from '../test/helpers/service-process.js';
+import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const scratch = await createScratchDatabase(serverUrl, 'crash');
 
 const environment = {
   DATABASE_URL: scratch.url,
-  PORT: String(31000 + Math.floor(Math.random() * 10000)),
+  PORT: await freePort(),
   JWT_SECRET: randomUUID() + randomUUID(),
   ADMIN_EMAIL: 'crash-admin@example.com',
   ADMIN_PASSWORD: 'crash-admin-password',

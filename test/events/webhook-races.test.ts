@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { postJson, startService } from '../helpers/service-process.js';
+import { freePort, postJson, startService } from '../helpers/service-process.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET, buildTestApp, createScratchDatabase, loginAdmin, onPostgres } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -56,7 +56,7 @@ describe('webhook delivery across instances (PostgreSQL)', { skip: !onPostgres &
     const environment = {
       ...WEBHOOK_ENVIRONMENT,
       DATABASE_URL: scratch.url,
-      PORT: String(34000 + Math.floor(Math.random() * 5000)),
+      PORT: await freePort(),
       JWT_SECRET,
       ADMIN_EMAIL,
       ADMIN_PASSWORD,

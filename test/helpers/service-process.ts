@@ -1,4 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+/**
+ * A port nothing listens on now, chosen by the system: a random number in the ephemeral range
+ * may be the local end of one of this machine's own outgoing connections.
+ */
+export function freePort(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(String(port)));
+    });
+  });
+}
 
 /** Starts a server script (the service by default) as a child process; resolves once it answers /healthz. */
 export async function startService(
