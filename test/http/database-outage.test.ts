@@ -1,17 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { freePort } from '../helpers/service-process.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { buildTestApp, createScratchDatabase, loginAdmin, onPostgres, problemOf } from '../helpers/test-app.js';
 
+/** A scratch database reached through a TCP proxy the test can cut, stall and restore. */
+async function databaseBehindProxy() {
+  const scratch = await createScratchDatabase();
+  const direct = new URL(scratch.url);
+  const proxy = new TcpProxy(Number(await freePort()), { host: direct.hostname, port: Number(direct.port || 5432) });
+  await proxy.start();
+  const viaProxy = new URL(scratch.url);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  return { scratch, proxy, viaProxy };
+}
+
 describe('database outage (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
   it('answers 503 unavailable quickly while the database is away, and recovers without a restart', async () => {
-    const scratch = await createScratchDatabase();
-    const direct = new URL(scratch.url);
-    const proxy = new TcpProxy(30000 + Math.floor(Math.random() * 20000), { host: direct.hostname, port: Number(direct.port || 5432) });
-    await proxy.start();
-    const viaProxy = new URL(scratch.url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const { scratch, proxy, viaProxy } = await databaseBehindProxy();
     const testApp = await buildTestApp({ databaseUrl: viaProxy.toString() });
     try {
       const admin = await loginAdmin(testApp.app);
@@ -44,13 +51,7 @@ describe('database outage (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQ
   });
 
   it('bounds every statement when the database stalls (packets dropped), and serves again within 10 s after it is back', async () => {
-    const scratch = await createScratchDatabase();
-    const direct = new URL(scratch.url);
-    const proxy = new TcpProxy(30000 + Math.floor(Math.random() * 20000), { host: direct.hostname, port: Number(direct.port || 5432) });
-    await proxy.start();
-    const viaProxy = new URL(scratch.url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const { scratch, proxy, viaProxy } = await databaseBehindProxy();
     const testApp = await buildTestApp({ databaseUrl: viaProxy.toString(), environment: { DATABASE_STATEMENT_TIMEOUT: '1000' } });
     try {
       const admin = await loginAdmin(testApp.app);
