@@ -10,6 +10,7 @@ import { sessions } from './migrations/0008-sessions.js';
 import { signingKeys } from './migrations/0009-signing-keys.js';
 import { email } from './migrations/0010-email.js';
 import { stockMovements } from './migrations/0011-stock-movements.js';
+import { reservations } from './migrations/0012-reservations.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009-signing-keys': signingKeys,
   '0010-email': email,
   '0011-stock-movements': stockMovements,
+  '0012-reservations': reservations,
 };
 
 const staticProvider: MigrationProvider = {

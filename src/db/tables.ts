@@ -94,6 +94,24 @@ export interface StockMovementsTable {
   created_at: Timestamp;
 }
 
+export interface ReservationsTable {
+  id: string;
+  status: 'active' | 'committed' | 'released' | 'expired';
+  reference: string | null;
+  expires_at: Date;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ReservationLinesTable {
+  reservation_id: string;
+  position: number;
+  variant_id: string;
+  quantity: number;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
 export interface BalanceLedgerTable {
   id: string;
   user_id: string;
@@ -180,6 +198,8 @@ export interface Database {
   one_time_tokens: OneTimeTokensTable;
   email_outbox: EmailOutboxTable;
   stock_movements: StockMovementsTable;
+  reservations: ReservationsTable;
+  reservation_lines: ReservationLinesTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -201,4 +221,6 @@ export type SessionRow = Selectable<SessionsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
 export type EmailRow = Selectable<EmailOutboxTable>;
+export type ReservationRow = Selectable<ReservationsTable>;
+export type ReservationLineRow = Selectable<ReservationLinesTable>;
 export type StockMovementRow = Selectable<StockMovementsTable>;

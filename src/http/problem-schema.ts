@@ -67,11 +67,11 @@ export function problemResponses(...statuses: number[]) {
 
 const ETAG = header('The version of the resource in double quotes (a strong ETag), e.g. `"3"`.');
 
-/** A reply that carries one resource, with its ETag (and, for a creation, its Location). */
-export function resourceReply(schema: TSchema, description: string, options: { location?: boolean } = {}) {
+/** A reply that carries one resource, with its ETag unless it has no version (and, for a creation, its Location). */
+export function resourceReply(schema: TSchema, description: string, options: { location?: boolean; etag?: boolean } = {}) {
   return {
     description,
-    headers: { etag: ETAG, ...(options.location ? { location: header('The path of the new resource.') } : {}) },
+    headers: { ...(options.etag !== false ? { etag: ETAG } : {}), ...(options.location ? { location: header('The path of the new resource.') } : {}) },
     content: { 'application/json': { schema } },
   };
 }

@@ -31,6 +31,11 @@ const toMovementResponse = (row: StockMovementRow) => ({
 /** Stock that moves only by recorded movements. */
 export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { currency } = app.config;
+  const adjustments = app.metrics.counter({
+    name: 'stock_adjustments_total',
+    help: 'Stock changes made (not replayed), by kind: one variant (PUT .../stock) or several (POST /api/stock-adjustments).',
+    labelNames: ['kind'],
+  });
 
   app.put(
     '/variants/:id/stock',
@@ -54,6 +59,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const { reason, reference, ...change } = request.body;
         const note = { reason, reference: reference ?? null, context: contextOf(request) };
         const variant = await changeStock(trx, request.params.id, request.headers['if-match'], change as { delta: number } | { stock: number }, note);
+        adjustments.inc({ kind: 'single' });
         return { status: 200, headers: { etag: etagOf(variant.version) }, body: toVariantResponse(variant, currency) };
       }),
   );
@@ -61,7 +67,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/variants/:id/stock/movements',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'listStockMovements',
         tags: ['inventory'],
@@ -72,7 +78,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const variant = await findVariantById(app.db, request.params.id);
+      const variant = await findVariantById(request.db, request.params.id);
       if (!variant) throw notFound('variant');
       return listPage(request.query, {
         rows: (page) => listStockMovements(app.db, variant.id, page),
@@ -102,6 +108,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
       replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
         const note = { reason: request.body.reason, reference: request.body.reference ?? null, context: contextOf(request) };
         const variants = await adjustStock(trx, request.body.lines, note);
+        adjustments.inc({ kind: 'multi-line' });
         return { status: 200, body: { items: variants.map((variant) => toVariantResponse(variant, currency)) } };
       }),
   );

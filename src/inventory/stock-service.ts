@@ -7,6 +7,7 @@ import { AppError, validationFailed, type FieldProblem } from '../http/errors.js
 import { lockForWrite } from '../http/preconditions.js';
 import { insertStockMovement } from '../variants/stock-movement-repository.js';
 import { findVariantByIdForUpdate } from '../variants/variant-repository.js';
+import { lockVariantsOfLines } from './line-variants.js';
 
 const MAX_STOCK = 1e9;
 
@@ -16,23 +17,34 @@ export interface StockNote {
   context: EventContext;
 }
 
-/** Moves one locked variant's stock: one movement, one event, the version moves on. */
-async function moveStock(trx: Transaction<Database>, variant: VariantRow, stockAfter: number, note: StockNote): Promise<VariantRow> {
+/**
+ * Moves one locked variant's stock: one movement, one event, the version moves on. A commit of a
+ * reservation takes its units off `reserved` in the same update (`reservedAfter`).
+ */
+export async function moveStock(trx: Transaction<Database>, variant: VariantRow, stockAfter: number, note: StockNote, reservedAfter = variant.reserved): Promise<VariantRow> {
   const updated = await trx
     .updateTable('variants')
-    .set({ stock: stockAfter, version: sql`version + 1`, updated_at: new Date() })
+    .set({ stock: stockAfter, reserved: reservedAfter, version: sql`version + 1`, updated_at: new Date() })
     .where('id', '=', variant.id)
     .returningAll()
     .executeTakeFirstOrThrow();
   const delta = stockAfter - variant.stock;
   await insertStockMovement(trx, { variant_id: variant.id, delta, stock_after: stockAfter, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  const reservedMoved = reservedAfter !== variant.reserved;
   await record(
     trx,
     {
       type: 'variant.stock_changed',
       subjectType: 'variant',
       subjectId: variant.id,
-      data: { before: { stock: variant.stock }, after: { stock: stockAfter }, delta, stock_after: stockAfter, reason: note.reason, reference: note.reference },
+      data: {
+        before: reservedMoved ? { stock: variant.stock, reserved: variant.reserved } : { stock: variant.stock },
+        after: reservedMoved ? { stock: stockAfter, reserved: reservedAfter } : { stock: stockAfter },
+        delta,
+        stock_after: stockAfter,
+        reason: note.reason,
+        reference: note.reference,
+      },
     },
     note.context,
   );
@@ -50,14 +62,12 @@ export async function changeStock(
   change: { delta: number } | { stock: number },
   note: StockNote,
 ): Promise<VariantRow> {
-  {
-    const variant = await lockForWrite(() => findVariantByIdForUpdate(trx, variantId), ifMatch, 'variant');
-    const stockAfter = 'delta' in change ? variant.stock + change.delta : change.stock;
-    const path = 'delta' in change ? '/delta' : '/stock';
-    if (stockAfter > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
-    if (stockAfter < variant.reserved) throw new AppError('insufficient_stock', `The stock ${shortBy(variant, stockAfter)}.`, [{ path, message: shortBy(variant, stockAfter) }]);
-    return moveStock(trx, variant, stockAfter, note);
-  }
+  const variant = await lockForWrite(() => findVariantByIdForUpdate(trx, variantId), ifMatch, 'variant');
+  const stockAfter = 'delta' in change ? variant.stock + change.delta : change.stock;
+  const path = 'delta' in change ? '/delta' : '/stock';
+  if (stockAfter > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
+  if (stockAfter < variant.reserved) throw new AppError('insufficient_stock', `The stock ${shortBy(variant, stockAfter)}.`, [{ path, message: shortBy(variant, stockAfter) }]);
+  return moveStock(trx, variant, stockAfter, note);
 }
 
 /**
@@ -67,17 +77,11 @@ export async function changeStock(
  */
 export function adjustStock(db: Kysely<Database>, lines: { variant_id: string; delta: number }[], note: StockNote): Promise<VariantRow[]> {
   return inTransaction(db, async (trx) => {
-    const ids = lines.map((line) => line.variant_id.toLowerCase());
-    const repeated = ids.findIndex((id, index) => ids.indexOf(id) !== index);
-    if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
-    const locked = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
-    const byId = new Map(locked.map((variant) => [variant.id, variant]));
-    const missing = ids.flatMap((id, index) => (byId.has(id) ? [] : [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]));
-    if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);
+    const variants = await lockVariantsOfLines(trx, lines.map((line) => line.variant_id));
     const short: FieldProblem[] = [];
     const tooMuch: FieldProblem[] = [];
     lines.forEach((line, index) => {
-      const variant = byId.get(ids[index]!)!;
+      const variant = variants[index]!;
       const stockAfter = variant.stock + line.delta;
       if (stockAfter < variant.reserved) short.push({ path: `/lines/${index}`, message: shortBy(variant, stockAfter) });
       if (stockAfter > MAX_STOCK) tooMuch.push({ path: `/lines/${index}/delta`, message: `would take the stock above ${MAX_STOCK}` });
@@ -86,7 +90,7 @@ export function adjustStock(db: Kysely<Database>, lines: { variant_id: string; d
     if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines would take the stock below what is reserved; nothing changed.', short);
     const results: VariantRow[] = [];
     for (const [index, line] of lines.entries()) {
-      const variant = byId.get(ids[index]!)!;
+      const variant = variants[index]!;
       results.push(await moveStock(trx, variant, variant.stock + line.delta, note));
     }
     return results;

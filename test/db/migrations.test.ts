@@ -24,7 +24,7 @@ describe('migrations', () => {
       assert.deepEqual(await tableNames(database.db), before);
       assert.ok(before.includes('users') && before.includes('variants') && before.includes('balance_ledger'));
       const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
-      assert.deepEqual(applied.rows.map((row) => row.name), ['0001-initial-schema', '0002-row-value-keyset-indexes', '0003-ledger-actor-without-foreign-key', '0004-user-search-trigram-indexes', '0005-idempotency-reply-headers', '0006-variant-list-indexes', '0007-events-and-webhooks', '0008-sessions', '0009-signing-keys', '0010-email', '0011-stock-movements']);
+      assert.deepEqual(applied.rows.map((row) => row.name), ['0001-initial-schema', '0002-row-value-keyset-indexes', '0003-ledger-actor-without-foreign-key', '0004-user-search-trigram-indexes', '0005-idempotency-reply-headers', '0006-variant-list-indexes', '0007-events-and-webhooks', '0008-sessions', '0009-signing-keys', '0010-email', '0011-stock-movements', '0012-reservations']);
     } finally {
       await database.close();
       await scratch?.drop();
@@ -54,7 +54,7 @@ describe('migrations', () => {
     try {
       await Promise.all(instances.map((instance) => migrateToLatest(instance.db)));
       const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(instances[0]!.db);
-      assert.deepEqual(applied.rows.map((row) => row.name), ['0001-initial-schema', '0002-row-value-keyset-indexes', '0003-ledger-actor-without-foreign-key', '0004-user-search-trigram-indexes', '0005-idempotency-reply-headers', '0006-variant-list-indexes', '0007-events-and-webhooks', '0008-sessions', '0009-signing-keys', '0010-email', '0011-stock-movements']);
+      assert.deepEqual(applied.rows.map((row) => row.name), ['0001-initial-schema', '0002-row-value-keyset-indexes', '0003-ledger-actor-without-foreign-key', '0004-user-search-trigram-indexes', '0005-idempotency-reply-headers', '0006-variant-list-indexes', '0007-events-and-webhooks', '0008-sessions', '0009-signing-keys', '0010-email', '0011-stock-movements', '0012-reservations']);
     } finally {
       await Promise.all(instances.map((instance) => instance.close()));
       await scratch.drop();

@@ -1,0 +1,20 @@
+import type { Transaction } from 'kysely';
+import type { Database, VariantRow } from '../db/tables.js';
+import { AppError, validationFailed } from '../http/errors.js';
+
+/**
+ * Locks the variants that the lines of an adjustment or a reservation name and returns them in
+ * the order of the lines. Rows are locked in id order, so two requests over the same variants,
+ * with their lines in any order, queue behind each other instead of deadlocking. A variant named
+ * twice is a 400 and a line naming no variant a 404, each with the line's path.
+ */
+export async function lockVariantsOfLines(trx: Transaction<Database>, variantIds: string[]): Promise<VariantRow[]> {
+  const ids = variantIds.map((id) => id.toLowerCase());
+  const repeated = ids.findIndex((id, index) => ids.indexOf(id) !== index);
+  if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
+  const locked = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  const byId = new Map(locked.map((variant) => [variant.id, variant]));
+  const missing = ids.flatMap((id, index) => (byId.has(id) ? [] : [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]));
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);
+  return ids.map((id) => byId.get(id)!);
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
+
+export interface Reservation extends ReservationRow {
+  lines: ReservationLineRow[];
+}
+
+/** A reservation row read FOR UPDATE, with whether its time is up by the database's clock. */
+export interface LockedReservation extends Reservation {
+  lapsed: boolean;
+}
+
+async function withLines(db: Kysely<Database>, row: ReservationRow): Promise<Reservation> {
+  const lines = await db.selectFrom('reservation_lines').selectAll().where('reservation_id', '=', row.id).orderBy('position').execute();
+  return { ...row, lines };
+}
+
+export async function findReservation(db: Kysely<Database>, id: string): Promise<Reservation | undefined> {
+  const row = await db.selectFrom('reservations').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && withLines(db, row);
+}
+
+export async function lockReservation(trx: Transaction<Database>, id: string): Promise<LockedReservation | undefined> {
+  const row = await trx
+    .selectFrom('reservations')
+    .selectAll()
+    .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && { ...(await withLines(trx, row)), lapsed: row.lapsed };
+}
+
+/** Expiry and creation read the database's clock, so instances whose clocks differ agree. */
+export async function insertReservation(
+  trx: Transaction<Database>,
+  input: { lines: { variant_id: string; quantity: number }[]; reference: string | null; expiresIn: number; createdBy: string | null },
+): Promise<Reservation> {
+  const row = await trx
+    .insertInto('reservations')
+    .values({
+      id: randomUUID(),
+      status: 'active',
+      reference: input.reference,
+      expires_at: sql<Date>`now() + make_interval(secs => ${input.expiresIn})`,
+      created_by: input.createdBy,
+      created_at: sql<Date>`now()`,
+      updated_at: sql<Date>`now()`,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const lines = await trx
+    .insertInto('reservation_lines')
+    .values(input.lines.map((line, position) => ({ reservation_id: row.id, position, variant_id: line.variant_id.toLowerCase(), quantity: line.quantity })))
+    .returningAll()
+    .execute();
+  return { ...row, lines };
+}
+
+/** Closes reservations: their lines stop counting towards `reserved`. */
+export async function closeReservations(trx: Transaction<Database>, ids: string[], status: 'committed' | 'released' | 'expired'): Promise<ReservationRow[]> {
+  await trx.updateTable('reservation_lines').set({ active: false }).where('reservation_id', 'in', ids).execute();
+  return trx.updateTable('reservations').set({ status, updated_at: sql<Date>`now()` }).where('id', 'in', ids).returningAll().execute();
+}
+
+/** Adds to (or, negative, takes from) a locked variant's `reserved`; the version moves on. */
+export async function moveReserved(trx: Transaction<Database>, variantId: string, by: number): Promise<void> {
+  await trx
+    .updateTable('variants')
+    .set({ reserved: sql`reserved + ${by}`, version: sql`version + 1`, updated_at: new Date() })
+    .where('id', '=', variantId)
+    .execute();
+}
+
+/**
+ * Claims up to `limit` active reservations whose time is up. SKIP LOCKED lets every instance
+ * run the expiry at once, and a reservation being committed or released (locked by that
+ * request) is left to it.
+ */
+export async function claimLapsedReservations(trx: Transaction<Database>, limit: number): Promise<Reservation[]> {
+  const rows = await trx
+    .selectFrom('reservations')
+    .selectAll()
+    .where('status', '=', 'active')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .orderBy('expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  if (rows.length === 0) return [];
+  const lines = await trx.selectFrom('reservation_lines').selectAll().where('reservation_id', 'in', rows.map((row) => row.id)).orderBy('position').execute();
+  return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
+}
+
+/** Active reservations and the oldest time one has been overdue: for the metrics. */
+export async function overdueReservationStats(db: Kysely<Database>): Promise<{ count: number; oldestAgeSeconds: number }> {
+  const stats = await db
+    .selectFrom('reservations')
+    .select([sql<string>`count(*)`.as('count'), sql<number | null>`extract(epoch from now() - min(expires_at))`.as('oldest')])
+    .where('status', '=', 'active')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .executeTakeFirstOrThrow();
+  return { count: Number(stats.count), oldestAgeSeconds: Number(stats.oldest ?? 0) };
+}

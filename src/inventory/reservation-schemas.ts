@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { IdParams, StringEnum, Timestamp, TrimmedText } from '../http/common-schemas.js';
+
+const Quantity = Type.Integer({ minimum: 1, maximum: 1e9, description: 'Units to hold.' });
+const ReservationLine = Type.Object({ variant_id: IdParams.properties.id, quantity: Quantity }, { additionalProperties: false });
+
+export const ReservationBody = Type.Object(
+  {
+    lines: Type.Array(ReservationLine, { minItems: 1, maxItems: 100, description: 'Each variant at most once.' }),
+    reference: Type.Optional(
+      Type.Union([TrimmedText(200, { description: 'What the reservation belongs to, e.g. a cart or an order number', examples: ['cart-8812'] }), Type.Null()]),
+    ),
+    expires_in: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, default: 900, description: 'Seconds until the units are given back unless committed.' })),
+  },
+  {
+    additionalProperties: false,
+    description: 'All lines are held, or none: every line needs `available` >= `quantity`.',
+    examples: [{ lines: [{ variant_id: '7b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d', quantity: 2 }], reference: 'cart-8812', expires_in: 600 }],
+  },
+);
+export type ReservationInput = Static<typeof ReservationBody>;
+
+export const ReservationSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    status: StringEnum(['active', 'committed', 'released', 'expired'], {
+      description: '`active` until committed, released or expired; an active reservation is expired within 10 s after `expires_at`.',
+    }),
+    lines: Type.Array(Type.Object({ variant_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() })),
+    reference: Type.Union([Type.String(), Type.Null()]),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Reservation', title: 'Reservation' },
+);
+export type ReservationResponse = Static<typeof ReservationSchema>;

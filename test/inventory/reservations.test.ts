@@ -1,0 +1,270 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
+import { sql } from 'kysely';
+import { createUser, newVariantBody, onPostgres, problemOf, useAppWithAdmin, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
+
+const newVariant = (stock: number) => newVariantBody(stock, 'res');
+
+describe('reservations', () => {
+  const fixture = useAppWithAdmin();
+  const inject = (request: InjectOptions) => fixture.app.inject(request);
+  const create = async (stock: number) => (await inject({ method: 'POST', url: '/api/variants', headers: fixture.admin.auth, payload: newVariant(stock) })).json();
+  const variant = async (id: string) => (await inject({ method: 'GET', url: `/api/variants/${id}`, headers: fixture.admin.auth })).json();
+  const reserve = (payload: object, headers: Record<string, string> = {}) => inject({ method: 'POST', url: '/api/reservations', headers: { ...fixture.admin.auth, ...headers }, payload });
+  const act = (id: string, action: 'commit' | 'release') => inject({ method: 'POST', url: `/api/reservations/${id}/${action}`, headers: fixture.admin.auth });
+  const eventsOf = (subjectId: string) => fixture.app.db.selectFrom('events').selectAll().where('subject_id', '=', subjectId).orderBy('created_at').orderBy('id').execute();
+  /** Moves a reservation's deadline into the past, as time passing would. */
+  const lapse = (id: string) => sql`update reservations set expires_at = now() - interval '1 second' where id = ${id}`.execute(fixture.app.db);
+
+  it('holds units on every line, moving reserved, available and the version, with Location and an event', async () => {
+    const [a, b] = [await create(5), await create(3)];
+    const created = await reserve({ lines: [{ variant_id: a.id, quantity: 2 }, { variant_id: b.id.toUpperCase(), quantity: 3 }], reference: ' cart-1 ', expires_in: 600 });
+    assert.equal(created.statusCode, 201, created.body);
+    const reservation = created.json();
+    assert.equal(created.headers.location, `/api/reservations/${reservation.id}`);
+    assert.equal(created.headers.etag, undefined, 'reservations have no ETag');
+    assert.equal(reservation.status, 'active');
+    assert.equal(reservation.reference, 'cart-1');
+    assert.deepEqual(reservation.lines, [{ variant_id: a.id, quantity: 2 }, { variant_id: b.id, quantity: 3 }]);
+    const lifetime = Date.parse(reservation.expires_at) - Date.parse(reservation.created_at);
+    assert.equal(lifetime, 600_000);
+    const heldA = await variant(a.id);
+    assert.deepEqual([heldA.stock, heldA.reserved, heldA.available, heldA.version], [5, 2, 3, a.version + 1]);
+    assert.equal((await variant(b.id)).available, 0);
+    const read = await inject({ method: 'GET', url: `/api/reservations/${reservation.id.toUpperCase()}`, headers: fixture.admin.auth });
+    assert.deepEqual(read.json(), reservation);
+    const [event] = await eventsOf(reservation.id);
+    assert.equal(event!.type, 'reservation.created');
+    assert.equal(event!.actor_id, fixture.admin.id);
+    assert.equal((await inject({ method: 'GET', url: `/api/reservations/${randomUUID()}`, headers: fixture.admin.auth })).statusCode, 404);
+    const defaulted = (await reserve({ lines: [{ variant_id: a.id, quantity: 1 }] })).json();
+    assert.equal(Date.parse(defaulted.expires_at) - Date.parse(defaulted.created_at), 900_000, 'expires_in defaults to 900 s');
+    assert.equal(defaulted.reference, null);
+  });
+
+  it('is all or nothing: every short line is listed, an unknown variant is a 404 with its path, bounds are 400s', async () => {
+    const [a, b, c] = [await create(5), await create(1), await create(2)];
+    const short = await reserve({ lines: [{ variant_id: a.id, quantity: 5 }, { variant_id: b.id, quantity: 2 }, { variant_id: c.id, quantity: 3 }] });
+    assert.equal(short.statusCode, 409);
+    assert.equal(problemOf(short).code, 'insufficient_stock');
+    assert.deepEqual(problemOf(short).errors?.map((error) => error.path), ['/lines/1', '/lines/2']);
+    assert.equal((await variant(a.id)).reserved, 0, 'nothing is held');
+    const missing = await reserve({ lines: [{ variant_id: a.id, quantity: 1 }, { variant_id: randomUUID(), quantity: 1 }] });
+    assert.equal(missing.statusCode, 404);
+    assert.deepEqual(problemOf(missing).errors?.map((error) => error.path), ['/lines/1/variant_id']);
+    const line = { variant_id: a.id, quantity: 1 };
+    const invalid: [object, string][] = [
+      [{ lines: [] }, '/lines'],
+      [{ lines: Array.from({ length: 101 }, () => ({ variant_id: randomUUID(), quantity: 1 })) }, '/lines'],
+      [{ lines: [{ ...line, quantity: 0 }] }, '/lines/0/quantity'],
+      [{ lines: [{ ...line, quantity: 1e9 + 1 }] }, '/lines/0/quantity'],
+      [{ lines: [{ ...line, quantity: 1.5 }] }, '/lines/0/quantity'],
+      [{ lines: [line], expires_in: 0 }, '/expires_in'],
+      [{ lines: [line], expires_in: 86401 }, '/expires_in'],
+      [{ lines: [line], reference: 'x'.repeat(201) }, '/reference'],
+      [{ lines: [line], status: 'committed' }, '/status'],
+      [{ lines: [line, { ...line }] }, '/lines/1/variant_id'],
+    ];
+    for (const [payload, path] of invalid) {
+      const response = await reserve(payload);
+      assert.equal(response.statusCode, 400, JSON.stringify(payload).slice(0, 80));
+      assert.equal(problemOf(response).code, 'validation_failed');
+      assert.ok(problemOf(response).errors?.some((error) => error.path === path), `${path} in ${response.body}`);
+    }
+    assert.equal((await variant(a.id)).reserved, 0);
+    const customer = await createUser(fixture.app);
+    assert.equal((await inject({ method: 'POST', url: '/api/reservations', headers: customer.auth, payload: { lines: [line] } })).statusCode, 403);
+    assert.equal((await inject({ method: 'POST', url: '/api/reservations', payload: { lines: [line] } })).statusCode, 401);
+  });
+
+  it('replays a creation sent again with the same Idempotency-Key, and refuses the key with another body', async () => {
+    const a = await create(4);
+    const key = randomUUID();
+    const first = await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] }, { 'idempotency-key': key });
+    const replay = await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] }, { 'idempotency-key': key });
+    assert.equal(replay.statusCode, 201);
+    assert.deepEqual(replay.json(), first.json());
+    assert.equal(replay.headers.location, first.headers.location);
+    assert.equal((await variant(a.id)).reserved, 3, 'held once');
+    const other = await reserve({ lines: [{ variant_id: a.id, quantity: 1 }] }, { 'idempotency-key': key });
+    assert.equal(other.statusCode, 422);
+    assert.equal(problemOf(other).code, 'idempotency_key_reused');
+  });
+
+  it('commits: stock and reserved drop, one movement and one stock event per line; a repeat is unchanged, a release 409', async () => {
+    const [a, b] = [await create(5), await create(7)];
+    const reservation = (await reserve({ lines: [{ variant_id: a.id, quantity: 2 }, { variant_id: b.id, quantity: 7 }], reference: 'ORD-1' })).json();
+    const committed = await act(reservation.id, 'commit');
+    assert.equal(committed.statusCode, 200, committed.body);
+    assert.equal(committed.json().status, 'committed');
+    assert.deepEqual([(await variant(a.id)).stock, (await variant(a.id)).reserved], [3, 0]);
+    assert.deepEqual([(await variant(b.id)).stock, (await variant(b.id)).available], [0, 0]);
+    const movements = (await inject({ method: 'GET', url: `/api/variants/${a.id}/stock/movements`, headers: fixture.admin.auth })).json().items;
+    assert.deepEqual([movements[0].delta, movements[0].stock_after, movements[0].reason, movements[0].reference], [-2, 3, 'reservation committed', 'ORD-1']);
+    const stockEvents = (await eventsOf(a.id)).filter((event) => event.type === 'variant.stock_changed');
+    assert.equal(stockEvents.length, 1);
+    assert.deepEqual(stockEvents[0]!.data, { before: { stock: 5, reserved: 2 }, after: { stock: 3, reserved: 0 }, delta: -2, stock_after: 3, reason: 'reservation committed', reference: 'ORD-1' });
+    assert.deepEqual((await eventsOf(reservation.id)).map((event) => event.type), ['reservation.created', 'reservation.committed']);
+    const again = await act(reservation.id, 'commit');
+    assert.equal(again.statusCode, 200);
+    assert.deepEqual(again.json(), committed.json(), 'a repeat answers it unchanged');
+    assert.equal((await variant(a.id)).stock, 3, 'and takes nothing more');
+    const release = await act(reservation.id, 'release');
+    assert.equal(release.statusCode, 409);
+    assert.equal(problemOf(release).code, 'reservation_closed');
+    assert.equal((await inject({ method: 'POST', url: `/api/reservations/${randomUUID()}/commit`, headers: fixture.admin.auth })).statusCode, 404);
+  });
+
+  it('releases: the units are available again; a repeat is unchanged, a commit 409', async () => {
+    const a = await create(5);
+    const reservation = (await reserve({ lines: [{ variant_id: a.id, quantity: 4 }] })).json();
+    const released = await act(reservation.id, 'release');
+    assert.equal(released.statusCode, 200);
+    assert.equal(released.json().status, 'released');
+    assert.deepEqual([(await variant(a.id)).stock, (await variant(a.id)).available], [5, 5]);
+    assert.equal((await act(reservation.id, 'release')).statusCode, 200);
+    assert.equal(problemOf(await act(reservation.id, 'commit')).code, 'reservation_closed');
+    assert.deepEqual((await eventsOf(reservation.id)).map((event) => event.type), ['reservation.created', 'reservation.released']);
+  });
+
+  it('expires a lapsed reservation within 10 s, giving its units back; a commit after the deadline is 409', async () => {
+    const a = await create(5);
+    const reservation = (await reserve({ lines: [{ variant_id: a.id, quantity: 5 }], expires_in: 1 })).json();
+    assert.equal((await variant(a.id)).available, 0);
+    await lapse(reservation.id);
+    const deadline = Date.now() + 10_000;
+    let status = 'active';
+    while (status === 'active' && Date.now() < deadline) {
+      await new Promise((resolve) => setImmediate(resolve));
+      status = (await inject({ method: 'GET', url: `/api/reservations/${reservation.id}`, headers: fixture.admin.auth })).json().status;
+    }
+    assert.equal(status, 'expired', 'the expiry job closed it on its own within 10 s');
+    assert.deepEqual([(await variant(a.id)).reserved, (await variant(a.id)).available], [0, 5]);
+    const [, expired] = await eventsOf(reservation.id);
+    assert.equal(expired!.type, 'reservation.expired');
+    assert.equal(expired!.actor_id, null, "the service's own change");
+    assert.equal(problemOf(await act(reservation.id, 'release')).code, 'reservation_closed');
+
+    const late = (await reserve({ lines: [{ variant_id: a.id, quantity: 2 }] })).json();
+    await lapse(late.id);
+    const commit = await act(late.id, 'commit');
+    assert.equal(commit.statusCode, 409, 'past its deadline, whether or not the job got there first');
+    assert.equal(problemOf(commit).code, 'reservation_closed');
+    const after = (await inject({ method: 'GET', url: `/api/reservations/${late.id}`, headers: fixture.admin.auth })).json();
+    assert.equal(after.status, 'expired');
+    assert.deepEqual([(await variant(a.id)).stock, (await variant(a.id)).reserved], [5, 0]);
+  });
+
+  it('keeps stock above what is reserved: stock changes, variant writes and deletes are refused', async () => {
+    const a = await create(5);
+    await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] });
+    const below = await inject({ method: 'PUT', url: `/api/variants/${a.id}/stock`, headers: fixture.admin.auth, payload: { stock: 2, reason: 'Count' } });
+    assert.equal(problemOf(below).code, 'insufficient_stock');
+    const adjustment = await inject({ method: 'POST', url: '/api/stock-adjustments', headers: fixture.admin.auth, payload: { lines: [{ variant_id: a.id, delta: -3 }], reason: 'Sold' } });
+    assert.equal(problemOf(adjustment).code, 'insufficient_stock');
+    const patch = await inject({ method: 'PATCH', url: `/api/variants/${a.id}`, headers: fixture.admin.auth, payload: { stock: 1 } });
+    assert.equal(problemOf(patch).code, 'insufficient_stock');
+    const removal = await inject({ method: 'DELETE', url: `/api/variants/${a.id}`, headers: fixture.admin.auth });
+    assert.equal(removal.statusCode, 409);
+    assert.equal(problemOf(removal).code, 'insufficient_stock');
+    assert.equal((await inject({ method: 'PUT', url: `/api/variants/${a.id}/stock`, headers: fixture.admin.auth, payload: { stock: 3, reason: 'Count' } })).statusCode, 200);
+  });
+
+  it('refuses, in the database itself, a reserved counter that differs from the active reservations', async () => {
+    const a = await create(5);
+    await reserve({ lines: [{ variant_id: a.id, quantity: 2 }] });
+    await assert.rejects(sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.app.db), { code: '23514' });
+    await assert.rejects(sql`update reservation_lines set active = false where variant_id = ${a.id}`.execute(fixture.app.db), { code: '23514' });
+    await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.app.db), { code: '23514' }, 'reserved never exceeds stock');
+    assert.equal((await variant(a.id)).reserved, 2);
+  });
+});
+
+describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
+  const fixture = useTwoInstancesWithAdmin();
+  const instance = (index: number) => (index % 2 ? fixture.second.app : fixture.first.app);
+  const create = async (stock: number) => (await fixture.first.app.inject({ method: 'POST', url: '/api/variants', headers: fixture.admin.auth, payload: newVariant(stock) })).json();
+  const stored = (id: string) => fixture.first.app.db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('lets exactly 100 of 1,000 concurrent single-unit reservations on a stock of 100 succeed', { timeout: 120_000 }, async () => {
+    const { id } = await create(100);
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, (_, index) =>
+        instance(index).inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines: [{ variant_id: id, quantity: 1 }] } }),
+      ),
+    );
+    const statuses = responses.map((response) => response.statusCode);
+    assert.equal(statuses.filter((status) => status === 201).length, 100);
+    assert.equal(statuses.filter((status) => status === 409).length, 900, `no other answer: ${[...new Set(statuses)]}`);
+    assert.deepEqual(await stored(id), { stock: 100, reserved: 100 });
+    const active = await fixture.first.app.db.selectFrom('reservation_lines').select((eb) => eb.fn.countAll<string>().as('count')).where('variant_id', '=', id).where('active', '=', true).executeTakeFirstOrThrow();
+    assert.equal(Number(active.count), 100);
+  });
+
+  it('expires each lapsed reservation exactly once when both instances run the expiry at once', { timeout: 120_000 }, async () => {
+    const { id } = await create(500);
+    const ids: string[] = [];
+    for (let index = 0; index < 250; index++) {
+      ids.push((await instance(index).inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines: [{ variant_id: id, quantity: 2 }] } })).json().id);
+    }
+    assert.deepEqual(await stored(id), { stock: 500, reserved: 500 });
+    await sql`update reservations set expires_at = now() - interval '1 second' where id in (${sql.join(ids)})`.execute(fixture.first.app.db);
+    await Promise.all([fixture.first.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations')]);
+    assert.deepEqual(await stored(id), { stock: 500, reserved: 0 });
+    const expired = await fixture.first.app.db.selectFrom('events').select('subject_id').where('type', '=', 'reservation.expired').where('subject_id', 'in', ids).execute();
+    assert.equal(expired.length, 250);
+    assert.equal(new Set(expired.map((event) => event.subject_id)).size, 250, 'one event each');
+  });
+
+  it('ends every reservation in exactly one state when commits race the expiry on another instance', { timeout: 120_000 }, async () => {
+    const variants = [await create(1000), await create(1000)];
+    const reservations: { id: string; lines: { variant_id: string; quantity: number }[] }[] = [];
+    for (let index = 0; index < 60; index++) {
+      const lines = (index % 2 ? [...variants].reverse() : variants).map((variant, position) => ({ variant_id: variant.id, quantity: 1 + position + (index % 3) }));
+      reservations.push((await fixture.first.app.inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines } })).json());
+    }
+    // A third lapsed (the job and the commit race to close them: expired either way), a third an
+    // hour away (committed; the job must leave them), a third lapsing while the commits run.
+    const ids = reservations.map((reservation) => reservation.id);
+    await sql`
+      update reservations set expires_at = case
+        when position % 3 = 0 then now() - interval '1 second'
+        when position % 3 = 1 then now() + interval '1 hour'
+        else clock_timestamp() + position * interval '5 milliseconds' end
+      from unnest(${sql.val(ids)}::uuid[]) with ordinality as listed (id, position)
+      where reservations.id = listed.id`.execute(fixture.first.app.db);
+    const expiries = (async () => {
+      for (let pass = 0; pass < 20; pass++) await fixture.second.app.jobs.runNow('expire-reservations');
+    })();
+    const commits = await Promise.all(reservations.map((reservation) => fixture.first.app.inject({ method: 'POST', url: `/api/reservations/${reservation.id}/commit`, headers: fixture.admin.auth })));
+    await expiries;
+    const committedIds = new Set(reservations.filter((_, index) => commits[index]!.statusCode === 200).map((reservation) => reservation.id));
+    for (const [index, response] of commits.entries()) {
+      assert.ok(response.statusCode === 200 || problemOf(response).code === 'reservation_closed', `${response.statusCode} ${response.body}`);
+      const status = (await fixture.first.app.inject({ method: 'GET', url: `/api/reservations/${reservations[index]!.id}`, headers: fixture.admin.auth })).json().status;
+      assert.equal(status, response.statusCode === 200 ? 'committed' : 'expired');
+      const position = index + 1;
+      if (position % 3 === 0) assert.equal(status, 'expired', 'lapsed before the commit');
+      if (position % 3 === 1) assert.equal(status, 'committed', 'an hour to go: the expiry leaves it');
+    }
+    const closingEvents = await fixture.first.app.db
+      .selectFrom('events')
+      .select(['subject_id', 'type'])
+      .where('subject_id', 'in', reservations.map((reservation) => reservation.id))
+      .where('type', 'in', ['reservation.committed', 'reservation.expired'])
+      .execute();
+    assert.equal(closingEvents.length, reservations.length, 'one closing event per reservation');
+    for (const variant of variants) {
+      const taken = reservations
+        .filter((reservation) => committedIds.has(reservation.id))
+        .flatMap((reservation) => reservation.lines)
+        .filter((line) => line.variant_id === variant.id)
+        .reduce((sum, line) => sum + line.quantity, 0);
+      assert.deepEqual(await stored(variant.id), { stock: 1000 - taken, reserved: 0 });
+      const sum = await fixture.first.app.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<string>('delta').as('sum')).where('variant_id', '=', variant.id).executeTakeFirstOrThrow();
+      assert.equal(Number(sum.sum), 1000 - taken, 'the stock is the sum of its movements');
+    }
+  });
+});
