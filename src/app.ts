@@ -8,6 +8,7 @@ import { eventsPlugin } from './events/events-plugin.js';
 import { registerAdminConsole } from './http/admin-console.js';
 import { httpFramePlugin } from './http/http-frame.js';
 import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
+import { metricsPlugin } from './http/metrics.js';
 import { openApiPlugin } from './http/openapi.js';
 import { operationsRoutes } from './http/operations-routes.js';
 import { securityPlugin } from './http/security.js';
@@ -41,6 +42,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(databasePlugin, { database: options.database });
   await app.register(jobsPlugin);
+  await app.register(metricsPlugin, { token: config.metricsToken });
   await app.register(httpFramePlugin);
   await app.register(securityPlugin, { config });
   await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });

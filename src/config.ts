@@ -31,6 +31,7 @@ const EnvironmentSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.String({ enum: LOG_LEVELS, default: 'info' }),
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
@@ -72,6 +73,8 @@ export interface Config {
   loginRateLimit: number;
   apiRateLimit: number;
   redisUrl: string | undefined;
+  /** Set: GET /metrics needs `Authorization: Bearer <it>`. */
+  metricsToken: string | undefined;
   corsOrigins: string[] | undefined;
   workers: number;
   logLevel: string;
@@ -147,6 +150,7 @@ export function buildConfig(environment: Environment): Config {
     loginRateLimit: environment.LOGIN_RATE_LIMIT,
     apiRateLimit: environment.API_RATE_LIMIT,
     redisUrl: environment.REDIS_URL,
+    metricsToken: environment.METRICS_TOKEN,
     corsOrigins: environment.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean),
     workers: environment.WORKERS,
     logLevel: environment.LOG_LEVEL,

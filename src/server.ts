@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
+import { serveClusterMetrics } from './http/metrics.js';
 
 function readConfig(): Config {
   try {
@@ -42,6 +43,7 @@ async function serve(config: Config): Promise<void> {
 /** WORKERS=N: N processes share the port through node:cluster; each is a stateless instance. */
 function superviseWorkers(count: number): void {
   let stopping = false;
+  serveClusterMetrics();
   for (let index = 0; index < count; index++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { withStatementRewrites } from './statement-rewrites.js';
 import type { Database } from './tables.js';
 
 export interface DatabaseOptions {
@@ -17,23 +18,34 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
 }
 
+export interface PoolStats {
+  /** Connections open, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   ping(): Promise<void>;
+  /** The connection pool now; the embedded database is one connection, never waited on here. */
+  poolStats(): PoolStats;
   close(): Promise<void>;
 }
 
 const INT8_OID = 20;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  const db = options.databaseUrl
-    ? new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) }) })
-    : new Kysely<Database>({ dialect: new PGliteDialect(await createPGlite(options.dataDir)) });
+  const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) : undefined;
+  const dialect = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir));
+  const db = new Kysely<Database>({ dialect: withStatementRewrites(dialect) });
   return {
     db,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 1, idle: 0, waiting: 0 }),
     close: () => db.destroy(),
   };
 }

@@ -3,7 +3,7 @@ import fastifyPlugin from 'fastify-plugin';
 import { deleteEventsBefore } from './event-repository.js';
 import { eventRoutes } from './event-routes.js';
 import { EventSchema } from './event-schemas.js';
-import { deliverDueWebhooks } from './webhook-delivery.js';
+import { deliverDueWebhooks, deliveryQueueStats } from './webhook-delivery.js';
 import { webhookRoutes } from './webhook-routes.js';
 import { DeliverySchema, WebhookSchema } from './webhook-schemas.js';
 
@@ -23,6 +23,7 @@ export const eventsPlugin = fastifyPlugin(
       { prefix: '/api' },
     );
     const rules = { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.webhookAllowPrivateNetworks };
+    app.metrics.queue('webhook_queue', 'Webhook deliveries due and not yet delivered', () => deliveryQueueStats(app.db));
     app.jobs.add({ name: 'deliver-webhooks', everyMs: 1000, run: () => deliverDueWebhooks(app.db, rules) });
     app.jobs.add({
       name: 'purge-events',
@@ -30,5 +31,5 @@ export const eventsPlugin = fastifyPlugin(
       run: () => deleteEventsBefore(app.db, new Date(Date.now() - config.eventRetentionDays * DAY_MS)),
     });
   },
-  { name: 'events', dependencies: ['sessions', 'http-frame', 'jobs'] },
+  { name: 'events', dependencies: ['sessions', 'http-frame', 'jobs', 'metrics'] },
 );

@@ -121,10 +121,10 @@ export async function deliverDueWebhooks(db: Kysely<Database>, rules: WebhookUrl
 }
 
 /** For the metrics: how many deliveries are due now, and how long the oldest has waited. */
-export async function deliveryQueueStats(db: Kysely<Database>): Promise<{ due: number; oldestAgeSeconds: number }> {
+export async function deliveryQueueStats(db: Kysely<Database>): Promise<{ count: number; oldestAgeSeconds: number }> {
   const row = await sql<{ due: string; oldest: Date | null }>`
     select count(*) as due, min(next_attempt_at) as oldest
     from webhook_deliveries where status = 'pending' and next_attempt_at <= now()`.execute(db);
   const oldest = row.rows[0]?.oldest;
-  return { due: Number(row.rows[0]?.due ?? 0), oldestAgeSeconds: oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0 };
+  return { count: Number(row.rows[0]?.due ?? 0), oldestAgeSeconds: oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0 };
 }

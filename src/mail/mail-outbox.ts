@@ -54,9 +54,9 @@ export async function markMailFailed(db: Kysely<Database>, id: string, error: st
 }
 
 /** For the metrics: mails waiting to be sent, and how long the oldest has waited. */
-export async function mailQueueStats(db: Kysely<Database>): Promise<{ queued: number; oldestAgeSeconds: number }> {
+export async function mailQueueStats(db: Kysely<Database>): Promise<{ count: number; oldestAgeSeconds: number }> {
   const row = await sql<{ queued: string; oldest: Date | null }>`
     select count(*) as queued, min(created_at) as oldest from email_outbox where status = 'pending'`.execute(db);
   const oldest = row.rows[0]?.oldest;
-  return { queued: Number(row.rows[0]?.queued ?? 0), oldestAgeSeconds: oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0 };
+  return { count: Number(row.rows[0]?.queued ?? 0), oldestAgeSeconds: oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0 };
 }

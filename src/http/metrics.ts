@@ -1,0 +1,175 @@
+import cluster from 'node:cluster';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
+import { AppError } from './errors.js';
+import { problemResponses } from './problem-schema.js';
+
+const SCRAPE = 'metrics:scrape';
+const SCRAPED = 'metrics:scraped';
+const SCRAPE_TIMEOUT_MS = 5000;
+
+export interface Metrics {
+  registry: Registry;
+  /**
+   * A gauge read at scrape time. `aggregator: 'first'` for figures every worker reads from the
+   * shared database (a queue's length), so a scrape over several workers does not add them up.
+   */
+  gauge<Label extends string>(configuration: Omit<GaugeConfiguration<Label>, 'registers'>): Gauge<Label>;
+  counter<Label extends string>(configuration: { name: string; help: string; labelNames?: Label[] }): Counter<Label>;
+  /**
+   * A queue kept in the shared database: `<name>_count` and `<name>_oldest_age_seconds`, read by
+   * one query per scrape and not added up over workers.
+   */
+  queue(name: string, what: string, read: () => Promise<{ count: number; oldestAgeSeconds: number }>): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+/**
+ * In the primary of WORKERS > 1: answers a worker's request for the metrics of all workers
+ * with prom-client's cluster aggregator, so whichever worker the scrape reaches covers all.
+ */
+export function serveClusterMetrics(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: { type?: string; id?: string }) => {
+    if (message?.type !== SCRAPE) return;
+    aggregator
+      .clusterMetrics()
+      .then((text) => worker.send({ type: SCRAPED, id: message.id, text }))
+      .catch((error: Error) => worker.send({ type: SCRAPED, id: message.id, error: error.message }));
+  });
+}
+
+function scrapeAllWorkers(): Promise<string> {
+  const id = randomUUID();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error('the primary did not answer the scrape')), SCRAPE_TIMEOUT_MS);
+    const listener = (message: { type?: string; id?: string; text?: string; error?: string }) => {
+      if (message?.type === SCRAPED && message.id === id) finish(message.error ? new Error(message.error) : undefined, message.text);
+    };
+    const finish = (error?: Error, text?: string) => {
+      clearTimeout(timer);
+      process.off('message', listener);
+      if (error) reject(error);
+      else resolve(text ?? '');
+    };
+    process.on('message', listener);
+    process.send!({ type: SCRAPE, id });
+  });
+}
+
+function sameToken(sent: string | undefined, expected: string): boolean {
+  const match = /^Bearer +(.+)$/i.exec(sent ?? '');
+  const given = Buffer.from(match?.[1]?.trim() ?? '');
+  const wanted = Buffer.from(expected);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/**
+ * Prometheus metrics: requests by route and status, pool use, process figures, and whatever
+ * gauges and counters the services and areas register (`app.metrics.gauge`). Served at
+ * GET /metrics; with METRICS_TOKEN, only to `Authorization: Bearer <METRICS_TOKEN>`.
+ */
+export const metricsPlugin = fastifyPlugin(
+  async (app: FastifyInstance, options: { token: string | undefined }) => {
+    const registry = new Registry();
+    const inCluster = cluster.isWorker;
+    if (inCluster) {
+      // Makes this worker answer the primary's aggregator with this registry.
+      AggregatorRegistry.setRegistries([registry]);
+      new AggregatorRegistry();
+    }
+    collectDefaultMetrics({ register: registry });
+    const metrics: Metrics = {
+      registry,
+      gauge: (configuration) => new Gauge({ ...configuration, registers: [registry] }),
+      counter: (configuration) => new Counter({ ...configuration, registers: [registry] }),
+      queue(name, what, read) {
+        // Both gauges are collected in one scrape, the count first: one query serves the two.
+        let reading: ReturnType<typeof read> | undefined;
+        metrics.gauge({
+          name: `${name}_count`,
+          help: `${what}: how many.`,
+          aggregator: 'first',
+          async collect() {
+            reading = read();
+            this.set((await reading).count);
+          },
+        });
+        metrics.gauge({
+          name: `${name}_oldest_age_seconds`,
+          help: `${what}: age of the oldest, in seconds (0 when there is none).`,
+          aggregator: 'first',
+          async collect() {
+            const stats = await (reading ?? read());
+            reading = undefined;
+            this.set(stats.oldestAgeSeconds);
+          },
+        });
+      },
+    };
+    app.decorate('metrics', metrics);
+
+    const requests = metrics.counter({ name: 'http_requests_total', help: 'Requests answered, by method, route and status.', labelNames: ['method', 'route', 'status'] });
+    const durations = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from the request to the end of the reply, by method, route and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    const refusals = metrics.counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by the rate limiter.' });
+    app.addHook('onResponse', async (request, reply) => {
+      // The route's pattern, never the raw URL: ids in paths would make a series per id.
+      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+      requests.inc(labels);
+      durations.observe(labels, reply.elapsedTime / 1000);
+      if (reply.statusCode === 429) refusals.inc();
+    });
+    metrics.gauge({
+      name: 'database_pool_connections',
+      help: 'Connections of the database pool, by state (total, idle), and queries waiting for one.',
+      labelNames: ['state'],
+      collect() {
+        const stats = app.database.poolStats();
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+
+    app.get(
+      '/metrics',
+      {
+        config: { unlimited: true },
+        schema: {
+          operationId: 'metrics',
+          tags: ['operations'],
+          summary: 'Prometheus metrics',
+          description:
+            'Prometheus text format: requests and durations by route and status, database pool, email and webhook queues ' +
+            '(count and age of the oldest), reservations past their deadline, rate-limit refusals, process figures. ' +
+            'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set. With WORKERS above 1 it covers all workers.',
+          response: {
+            200: { description: 'The metrics.', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
+            ...problemResponses(401),
+          },
+        },
+      },
+      async (request, reply) => {
+        if (options.token && !sameToken(request.headers.authorization, options.token)) {
+          throw new AppError('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'www-authenticate': 'Bearer' });
+        }
+        const text = inCluster ? await scrapeAllWorkers() : await registry.metrics();
+        return reply.type(registry.contentType).send(text);
+      },
+    );
+  },
+  { name: 'metrics', dependencies: ['database'] },
+);
