@@ -14,7 +14,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'listEvents',
         tags: ['events'],
@@ -34,7 +34,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         until: until ? new Date(until) : undefined,
       };
       return listPage(request.query, {
-        rows: (page) => listEvents(app.db, filter, page),
+        rows: (page) => listEvents(request.db, filter, page),
         count: () => countEvents(app.db, filter),
         toItem: toEventResponse,
       });
@@ -44,7 +44,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'getEvent',
         tags: ['events'],
@@ -54,7 +54,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const event = await findEventById(app.db, request.params.id);
+      const event = await findEventById(request.db, request.params.id);
       if (!event) throw notFound('event');
       return toEventResponse(event);
     },

@@ -51,7 +51,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'listWebhooks',
         tags: ['webhooks'],
@@ -62,7 +62,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) =>
       listPage(request.query, {
-        rows: (page) => listWebhooks(app.db, page),
+        rows: (page) => listWebhooks(request.db, page),
         count: () => countRows(app.db.selectFrom('webhooks')),
         toItem: toWebhookResponse,
       }),

@@ -54,9 +54,30 @@ function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * A check that must speak before any other error of the request, when it has not run yet
+     * (the caller check that travels with a read's data): its own error replaces the request's.
+     */
+    checkBeforeError?: (() => Promise<unknown>) | undefined;
+  }
+}
+
 export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(error, request.id);
+  app.setErrorHandler(async (original: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    let error = original;
+    let appError = toAppError(error, request.id);
+    // A failure of the service itself tells the caller nothing about the data, and when the
+    // database is what failed, a second statement would only double the wait.
+    if (request.checkBeforeError && appError.statusCode < 500) {
+      try {
+        await request.checkBeforeError();
+      } catch (refusal) {
+        error = refusal as FastifyError;
+        appError = toAppError(error, request.id);
+      }
+    }
     if (appError.statusCode >= 500) {
       request.log.error({ err: error }, 'request failed');
     } else if (!(error instanceof AppError)) {

@@ -38,6 +38,9 @@ export const httpFramePlugin = fastifyPlugin(
       request.raw.once('end', () => clearTimeout(timer));
       request.raw.once('close', () => clearTimeout(timer));
     });
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    });
     app.addHook('onRequest', async (request, reply) => {
       reply.header('x-request-id', request.id);
       if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');

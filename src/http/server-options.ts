@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { answerClientError } from './client-errors.js';
 import { toAppError } from './error-handler.js';
@@ -70,6 +70,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
             serializers: { req: serializeRequest },
             ...(typeof logger === 'object' ? logger : {}),
           },
+    // One access-log line per request (http-frame's onResponse), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     requestTimeout: config.requestTimeoutMs,
     clientErrorHandler: answerClientError,

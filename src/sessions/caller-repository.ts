@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, Role, UserStatus } from '../db/tables.js';
 
 /** Who makes a request, as the database says now. */
@@ -22,19 +22,47 @@ export function findCaller(db: Kysely<Database>, id: string): Promise<Caller | u
   return db.selectFrom('users').select(['id', 'role', 'status']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
+/** The columns of `callerQuery`, prefixed so that they never clash with a data query's. */
+export interface CallerColumns {
+  caller__id: string;
+  caller__role: Role;
+  caller__status: UserStatus;
+  caller__session_open: boolean;
+  caller__session_last_used_at: Date | null;
+}
+
 /**
- * The per-request lookup behind authentication, in one statement by primary keys: the caller's
- * role and status and whether the session the token names is still open.
+ * The caller's role and status and whether the session the token names is still open, by
+ * primary keys: no row for a deleted or unknown user. Read on its own or with a request's data.
  */
-export async function findCallerWithSession(db: Kysely<Database>, id: string, sessionId: string): Promise<CallerWithSession | undefined> {
-  const row = await db
+export function callerQuery(db: Kysely<Database>, id: string, sessionId: string) {
+  return db
     .selectFrom('users')
     .leftJoin('sessions', (join) => join.on('sessions.id', '=', sessionId).onRef('sessions.user_id', '=', 'users.id'))
-    .select(['users.id', 'users.role', 'users.status', 'sessions.ended_at', 'sessions.expires_at', 'sessions.last_used_at'])
+    .select([
+      'users.id as caller__id',
+      'users.role as caller__role',
+      'users.status as caller__status',
+      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now())`.as('caller__session_open'),
+      'sessions.last_used_at as caller__session_last_used_at',
+    ])
     .where('users.id', '=', id)
-    .where('users.deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const open = row.expires_at !== null && row.ended_at === null && new Date(row.expires_at).getTime() > Date.now();
-  return { id: row.id, role: row.role, status: row.status, session_id: sessionId, session_open: open, session_last_used_at: row.last_used_at };
+    .where('users.deleted_at', 'is', null);
+}
+
+export function toCallerWithSession(row: CallerColumns, sessionId: string): CallerWithSession {
+  return {
+    id: row.caller__id,
+    role: row.caller__role,
+    status: row.caller__status,
+    session_id: sessionId,
+    session_open: row.caller__session_open,
+    session_last_used_at: row.caller__session_last_used_at,
+  };
+}
+
+/** The per-request lookup behind authentication, when no data travels with it. */
+export async function findCallerWithSession(db: Kysely<Database>, id: string, sessionId: string): Promise<CallerWithSession | undefined> {
+  const row = await callerQuery(db, id, sessionId).executeTakeFirst();
+  return row && toCallerWithSession(row, sessionId);
 }

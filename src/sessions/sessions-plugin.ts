@@ -1,9 +1,9 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import type { Caller } from './caller-repository.js';
-import { authenticationHook } from './authenticate.js';
+import { authenticationHook, holdToCallerCheck } from './authenticate.js';
 import { KeyRing } from './key-ring.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
 import { SessionSchema, TokenPairSchema } from './session-schemas.js';
@@ -53,6 +53,9 @@ export const sessionsPlugin = fastifyPlugin(
     app.decorate('tokenIssuer', issuer);
     app.decorate('authenticate', authenticationHook(app, issuer));
     app.decorateRequest('caller', undefined as unknown as Caller);
+    app.decorateRequest('identity', undefined as unknown as FastifyRequest['identity']);
+    app.decorateRequest('db', undefined as unknown as FastifyRequest['db']);
+    app.addHook('onRoute', holdToCallerCheck);
     app.addSchema(TokenPairSchema);
     app.addSchema(SessionSchema);
     app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(app.db) });

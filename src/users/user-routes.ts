@@ -40,6 +40,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/profile',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'getProfile',
         tags: ['users'],
@@ -48,7 +49,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const user = await findUserById(app.db, request.caller.id);
+      const user = await findUserById(request.db, request.identity.userId);
       if (!user) throw notFound('user');
       return userReply(reply, user);
     },
@@ -113,7 +114,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'listUsers',
         tags: ['users'],
@@ -127,7 +128,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { q, role, status, email_verified } = request.query;
       const filter = { q, role, status, email_verified };
       return listPage(request.query, {
-        rows: (page) => listUsers(app.db, filter, page),
+        rows: (page) => listUsers(request.db, filter, page),
         count: () => countUsers(app.db, filter),
         toItem: (row) => toUserResponse(row, currency),
       });
@@ -137,6 +138,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'getUser',
         tags: ['users'],
@@ -147,8 +149,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const id = request.params.id;
+      const user = await findUserById(request.db, id);
+      // The role rule comes before the 404: a customer learns nothing of other ids.
       if (request.caller.role === 'user' && request.caller.id !== id) throw forbidden();
-      const user = await findUserById(app.db, id);
       if (!user) throw notFound('user');
       return userReply(reply, user);
     },

@@ -41,6 +41,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'listVariants',
         tags: ['variants'],
@@ -54,7 +55,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { q, product_id, in_stock } = request.query;
       const filter = { q, product_id, in_stock };
       return listPage(request.query, {
-        rows: (page) => listVariants(app.db, filter, page),
+        rows: (page) => listVariants(request.db, filter, page),
         count: () => countVariants(app.db, filter),
         toItem: (row) => toVariantResponse(row, currency),
       });
@@ -105,6 +106,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/product/:product_id',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'listProductVariants',
         tags: ['variants'],
@@ -118,7 +120,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { product_id: productId } = request.params;
       return listPage(request.query, {
-        rows: (page) => listVariantsOfProduct(app.db, productId, page),
+        rows: (page) => listVariantsOfProduct(request.db, productId, page),
         count: () => countVariantsOfProduct(app.db, productId),
         toItem: (row) => toVariantResponse(row, currency),
       });
@@ -128,6 +130,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sku/:sku',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'getVariantBySku',
         tags: ['variants'],
@@ -137,7 +140,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await findVariantBySku(app.db, request.params.sku);
+      const variant = await findVariantBySku(request.db, request.params.sku);
       if (!variant) throw notFound('variant');
       return variantReply(reply, variant);
     },
@@ -146,6 +149,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'getVariant',
         tags: ['variants'],
@@ -155,7 +159,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await findVariantById(app.db, request.params.id);
+      const variant = await findVariantById(request.db, request.params.id);
       if (!variant) throw notFound('variant');
       return variantReply(reply, variant);
     },

@@ -1,0 +1,86 @@
+import { SelectQueryNode, type Kysely, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+import { rewriteWhenCompiled } from '../db/statement-rewrites.js';
+import type { Database, Role } from '../db/tables.js';
+import { callerQuery, findCallerWithSession, toCallerWithSession, type Caller, type CallerColumns, type CallerWithSession } from './caller-repository.js';
+
+/** Refuses (throws) or admits the caller the database returned; undefined: no such user. */
+export type Admission = (caller: CallerWithSession | undefined) => Promise<Caller>;
+
+const ROW_NUMBER = 'caller__row_number';
+const CALLER_COLUMNS = new Set(['caller__id', 'caller__role', 'caller__status', 'caller__session_open', 'caller__session_last_used_at', ROW_NUMBER]);
+const USER_MARK = '00000000-0000-4000-8000-00000000000a';
+const SESSION_MARK = '00000000-0000-4000-8000-00000000000b';
+
+let callerTemplate: { sql: string; parameters: readonly unknown[] } | undefined;
+
+/**
+ * The caller check that travels with a request's data, so an authenticated read is one
+ * statement: the first SELECT made through the request's `db` is sent as
+ *
+ *   select caller.*, requested.* from (<caller by id, with the session>) as caller
+ *   left join lateral (select row_number() over () as n, requested_rows.* from (<the query>) as requested_rows) as requested
+ *     on <the caller is active, the session open, the role allowed>
+ *   order by requested.n
+ *
+ * The data is read only for a caller the rules admit; the rules themselves (401, 403, in that
+ * order) are applied to the caller's columns by `admit`, before the handler sees any row, so a
+ * refused caller gets the same answer as with a statement of its own (403 before 404) and never
+ * the data. The row number keeps the query's own order. The wrapping is done on the compiled
+ * text (`rewriteWhenCompiled`): the caller's part is compiled once, then renumbered.
+ */
+export class CallerCheck implements KyselyPlugin {
+  private readonly wrapped = new Set<string>();
+  private admitted: Promise<Caller> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly identity: { userId: string; sessionId: string },
+    private readonly roles: readonly Role[] | undefined,
+    private readonly admit: Admission,
+  ) {}
+
+  /** Checks the caller with a statement of its own unless a query has carried the check already. */
+  ensure(): Promise<Caller> {
+    this.admitted ??= findCallerWithSession(this.db, this.identity.userId, this.identity.sessionId).then(this.admit);
+    return this.admitted;
+  }
+
+  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+    if (this.admitted || !SelectQueryNode.is(node)) return node;
+    this.wrapped.add(queryId.queryId);
+    rewriteWhenCompiled(queryId, (sql, parameters) => this.withCaller(sql, parameters));
+    return node;
+  }
+
+  async transformResult({ queryId, result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (!this.wrapped.delete(queryId.queryId)) return result;
+    const rows = result.rows as (UnknownRow & CallerColumns)[];
+    const first = rows[0];
+    this.admitted ??= this.admit(first && toCallerWithSession(first, this.identity.sessionId));
+    await this.admitted;
+    const data = rows
+      .filter((row) => row[ROW_NUMBER] !== null)
+      .map((row) => {
+        const kept: UnknownRow = {};
+        for (const column in row) if (!CALLER_COLUMNS.has(column)) kept[column] = row[column];
+        return kept;
+      });
+    return { ...result, rows: data };
+  }
+
+  private withCaller(sql: string, parameters: readonly unknown[]): { sql: string; parameters: unknown[] } {
+    callerTemplate ??= callerQuery(this.db, USER_MARK, SESSION_MARK).compile();
+    const offset = parameters.length;
+    const callerSql = callerTemplate.sql.replace(/\$(\d+)/g, (_, position: string) => `$${offset + Number(position)}`);
+    const callerParameters = callerTemplate.parameters.map((value) => (value === USER_MARK ? this.identity.userId : value === SESSION_MARK ? this.identity.sessionId : value));
+    // Roles are the route's own constants, never input.
+    const roleRule = this.roles ? `and caller.caller__role in (${this.roles.map((role) => `'${role.replace(/[^a-z]/g, '')}'`).join(', ')})` : '';
+    return {
+      sql:
+        `select caller.*, requested.* from (${callerSql}) as caller ` +
+        `left join lateral (select row_number() over () as ${ROW_NUMBER}, requested_rows.* from (${sql}) as requested_rows) as requested ` +
+        `on caller.caller__status = 'active' and caller.caller__session_open ${roleRule} order by requested.${ROW_NUMBER}`,
+      parameters: [...parameters, ...callerParameters],
+    };
+  }
+}

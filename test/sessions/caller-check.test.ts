@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { sql, type KyselyPlugin } from 'kysely';
+import { buildApp } from '../../src/app.js';
+import { createScratchDatabase } from '../helpers/scratch-database.js';
+import { createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, testConfig, type Session } from '../helpers/test-app.js';
+
+/** Counts the statements the app sends (a result comes back once per statement executed). */
+class StatementCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery: KyselyPlugin['transformQuery'] = ({ node }) => node;
+  transformResult: KyselyPlugin['transformResult'] = async ({ result }) => {
+    this.count++;
+    return result;
+  };
+}
+
+describe('the caller check travels with the data: one statement per authenticated read', () => {
+  const counter = new StatementCounter();
+  let app: FastifyInstance;
+  let admin: Session;
+  let customer: Session;
+  let variantId: string;
+  let drop: (() => Promise<void>) | undefined;
+  before(async () => {
+    const scratch = onPostgres ? await createScratchDatabase(process.env.DATABASE_URL!) : undefined;
+    drop = scratch?.drop;
+    const database = await openTestDatabase(scratch?.url);
+    app = await buildApp({ config: testConfig({}, scratch?.url), database: { ...database, db: database.db.withPlugin(counter) }, logger: false, printSecret: () => {} });
+    await app.ready();
+    // Background loops would add their own statements to the count.
+    await app.jobs.stop();
+    admin = await loginAdmin(app);
+    customer = await createUser(app);
+    variantId = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'fused', sku: `F-${randomUUID()}`, name: 'F', price: 1, stock: 2 } })).json().id;
+  });
+  after(async () => {
+    await app.close();
+    await drop?.();
+  });
+  beforeEach(() => {
+    counter.count = 0;
+  });
+  const get = (url: string, session: Session) => app.inject({ method: 'GET', url, headers: session.auth });
+
+  it('answers each read with one statement: the caller, the session and the rows together', async () => {
+    for (const url of [
+      `/api/variants/${variantId}`,
+      '/api/variants/sku/F-unknown',
+      '/api/variants?q=f&limit=5',
+      '/api/variants/product/fused',
+      '/api/users/profile',
+      `/api/users/${customer.id}`,
+      '/api/users?limit=5',
+      `/api/events?subject_id=${variantId}`,
+      `/api/variants/${variantId}/stock/movements`,
+      '/api/webhooks',
+    ]) {
+      counter.count = 0;
+      const response = await get(url, admin);
+      assert.ok(response.statusCode === 200 || response.statusCode === 404, `${url}: ${response.statusCode} ${response.body}`);
+      // Movements read the variant (with the caller), then its page.
+      assert.equal(counter.count, url.endsWith('/movements') ? 2 : 1, url);
+    }
+    const page = await get('/api/variants/product/fused?include_total=true', admin);
+    assert.equal(page.json().total, 1);
+    assert.equal(page.json().items[0].id, variantId, 'rows come back as the query returned them');
+  });
+
+  it('keeps the order of the rows the query returned', async () => {
+    for (let index = 0; index < 3; index++) {
+      await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'ordered', sku: `O-${index}-${randomUUID()}`, name: `O${index}`, price: 1, attributes: { n: String(index) } } });
+    }
+    const names = (await get('/api/variants/product/ordered', admin)).json().items.map((item: { name: string }) => item.name);
+    assert.deepEqual(names, ['O0', 'O1', 'O2']);
+    const newest = (await get('/api/variants?q=O&limit=3', admin)).json().items.map((item: { name: string }) => item.name);
+    assert.deepEqual(newest, ['O2', 'O1', 'O0']);
+  });
+
+  it('refuses as before: 403 for a role before 404 and before 400, never the data', async () => {
+    const forbidden = await get('/api/users?limit=5', customer);
+    assert.equal(problemOf(forbidden).code, 'forbidden');
+    assert.equal(counter.count > 0, true);
+    assert.equal(problemOf(await get(`/api/users/${randomUUID()}`, customer)).code, 'forbidden', "a customer learns nothing of other users' ids");
+    assert.equal(problemOf(await get('/api/users?limit=0', customer)).code, 'forbidden', 'the role speaks before the schema');
+    assert.equal(problemOf(await get(`/api/events?subject_id=${variantId}`, customer)).code, 'forbidden');
+    assert.equal((await get(`/api/users/${customer.id}`, customer)).json().id, customer.id, 'a customer reads itself');
+    assert.equal(problemOf(await get('/api/users?limit=0', admin)).code, 'validation_failed');
+  });
+
+  it('applies a suspension and an ended session on the very next read', async () => {
+    const target = await createUser(app);
+    assert.equal((await get(`/api/variants/${variantId}`, target)).statusCode, 200);
+    await sql`update users set status = 'suspended' where id = ${target.id}`.execute(app.db);
+    const suspended = await get(`/api/variants/${variantId}`, target);
+    assert.equal(suspended.statusCode, 403);
+    assert.equal(problemOf(suspended).code, 'account_suspended');
+    assert.equal(problemOf(await get(`/api/variants/${randomUUID()}`, target)).code, 'account_suspended', '403 before 404');
+    await sql`update users set status = 'active' where id = ${target.id}`.execute(app.db);
+    await sql`update sessions set ended_at = now() where user_id = ${target.id}`.execute(app.db);
+    const ended = await get('/api/users/profile', target);
+    assert.equal(ended.statusCode, 401);
+    assert.equal(problemOf(ended).code, 'invalid_token');
+    assert.match(String(ended.headers['www-authenticate']), /invalid_token/);
+    await sql`update users set deleted_at = now() where id = ${target.id}`.execute(app.db);
+    assert.equal(problemOf(await get(`/api/variants/${variantId}`, target)).code, 'invalid_token');
+  });
+});
