@@ -20,9 +20,10 @@ export function freePort(): Promise<string> {
 export async function startService(
   environment: Record<string, string>,
   script = 'src/server.ts',
+  nodeArguments: string[] = [],
 ): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
   const port = environment.PORT ?? '3000';
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArguments, '--import', 'tsx', script], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...environment },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
@@ -109,6 +110,45 @@ export async function login(app: FastifyInstance, email: string, password: strin
 }
 
 export const loginAdmin = (app: FastifyInstance) => login(app, ADMIN_EMAIL, ADMIN_PASSWORD);
+
+/**
+ * The set-up most suites share: the app over a fresh database, built before the suite's tests
+ * with its first admin signed in, and closed after them. Read the fields inside the tests.
+ */
+export function useAppWithAdmin(options: Parameters<typeof buildTestApp>[0] = {}) {
+  const fixture = {} as { testApp: TestApp; app: FastifyInstance; admin: Session };
+  before(async () => {
+    fixture.testApp = await buildTestApp(options);
+    fixture.app = fixture.testApp.app;
+    fixture.admin = await loginAdmin(fixture.app);
+  });
+  after(() => fixture.testApp.close());
+  return fixture;
+}
+
+/** Two instances of the app over one fresh database (PostgreSQL), the admin signed in on the first. */
+export function useTwoInstancesWithAdmin() {
+  const fixture = {} as { first: TestApp; second: TestApp; admin: Session };
+  before(async () => {
+    fixture.first = await buildTestApp();
+    fixture.second = await buildTestApp({ databaseUrl: fixture.first.databaseUrl! });
+    fixture.admin = await loginAdmin(fixture.first.app);
+  });
+  after(async () => {
+    await fixture.second?.app.close();
+    await fixture.first?.close();
+  });
+  return fixture;
+}
+
+/** A variant body no other test uses: its own product, SKU and name. */
+export const newVariantBody = (stock: number, prefix = 'test') => ({
+  product_id: `${prefix}-${randomUUID().slice(0, 8)}`,
+  sku: `${prefix.toUpperCase()}-${randomUUID().slice(0, 12)}`,
+  name: 'Stocked',
+  price: 100,
+  stock,
+});
 
 export const uniqueEmail = (prefix = 'user') => `${prefix}-${randomUUID().slice(0, 8)}@example.com`;
 
