@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { postJson, startService } from '../test/helpers/service-process.js';
+import { freePort, postJson, startService } from '../test/helpers/service-process.js';
+import { runCheckout } from './checkout.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 
@@ -33,11 +34,9 @@ const say = (line = '') => {
 };
 const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
-const portFor = () => String(40000 + Math.floor(Math.random() * 20000));
-
-function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Record<string, string> {
+async function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Promise<Record<string, string>> {
   return {
-    PORT: portFor(),
+    PORT: await freePort(),
     ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
     JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256!!',
     ADMIN_EMAIL: 'bench-admin@example.com',
@@ -99,7 +98,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   const scratch = kind === 'postgres' ? await createScratchDatabase(serverUrl, 'bench') : undefined;
   const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
   const database = scratch ? { url: scratch.url } : { dataDir: dataDir! };
-  let service = await startService(serviceEnvironment(database));
+  let service = await startService(await serviceEnvironment(database));
   try {
     const data = await seed(service.baseUrl);
     say(`### ${kind === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'}: ${duration} s a scenario, ${connections} connections, 1 worker`);
@@ -108,6 +107,12 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     for (const scenario of scenarios(data)) rows.push(await measure(service.baseUrl, scenario, { connections, duration }));
     say(formatTable(rows));
     say();
+    const checkout = await runCheckout(service.baseUrl, data.auth, { connections, duration });
+    say(formatTable([checkout.figures]));
+    say();
+    say(`Checkout: ${checkout.figures.requestsPerSecond.toFixed(0)} checkouts/s (two requests each), p99 ${checkout.figures.p99} ms. ${checkout.check}`);
+    say();
+    if (!checkout.ok) process.exitCode = 1;
 
     if (scratch) {
       const variantIds = data.variants.map((variant) => variant.id);
@@ -134,7 +139,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
 
       service.child.kill('SIGTERM');
       await service.exited;
-      service = await startService(serviceEnvironment(database, 2));
+      service = await startService(await serviceEnvironment(database, 2));
       const relogin = await postJson(`${service.baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
       const twoWorkers = await measure(service.baseUrl, { name: 'GET /api/variants/{id}, WORKERS=2', path: () => `/api/variants/${pick(data.variants).id}`, headers: { authorization: `Bearer ${relogin.body?.access_token}` } }, { connections, duration });
       say(formatTable([service1, twoWorkers]));
@@ -150,9 +155,9 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   }
 }
 
-function startReference(databaseUrl: string, callerId?: string) {
+async function startReference(databaseUrl: string, callerId?: string) {
   return startService(
-    { PORT: portFor(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
+    { PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
     'bench/reference-server.ts',
   );
 }
@@ -170,7 +175,7 @@ async function measureReference(databaseUrl: string, name: string, variantIds: s
 say(`## Run of ${new Date().toISOString()} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}`);
 say();
 if (options.scale) {
-  await runScaleComparison(serverUrl, { connections, duration, say, startService: (url) => startService(serviceEnvironment({ url })) });
+  await runScaleComparison(serverUrl, { connections, duration, say, startService: async (url) => startService(await serviceEnvironment({ url })) });
 } else {
   const kinds = options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   for (const kind of kinds) await benchDatabase(kind);
