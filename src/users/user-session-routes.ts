@@ -8,11 +8,15 @@ import { listActiveSessions } from '../sessions/session-repository.js';
 import { toSessionResponse } from '../sessions/session-response.js';
 import { SessionListSchema } from '../sessions/session-schemas.js';
 import { signOut } from '../sessions/session-service.js';
+import { resendVerification } from './account-service.js';
 import { findUserById } from './user-repository.js';
 
 const ADMIN = ['admin'] as const;
 
-/** An admin's view of a user's sessions, and signing the user out everywhere. */
+const SessionParams = Type.Object({ id: IdParams.properties.id, session_id: IdParams.properties.id });
+const Accepted = Type.Object({ status: Type.Literal('accepted') }, { description: 'Accepted; an email follows when there is one to send.' });
+
+/** An admin's view of a user's sessions and email verification, for the staff console. */
 export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const existing = async (id: string) => {
     if (!(await findUserById(app.db, id))) throw notFound('user');
@@ -53,6 +57,46 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       await signOut(app.db, { userId: await existing(request.params.id) }, 'admin_sign_out', contextOf(request));
       return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/:id/sessions/:session_id',
+    {
+      config: { roles: ADMIN },
+      schema: {
+        operationId: 'endUserSession',
+        tags: ['users'],
+        summary: "End one of a user's sessions (admin)",
+        description: 'Its refresh tokens stop working, and its access tokens on their next request. A session that is not open, or not this user\'s, is 404.',
+        params: SessionParams,
+        response: { 204: Type.Null({ description: 'Ended.' }), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const userId = await existing(request.params.id);
+      const ended = await signOut(app.db, { userId, sessionId: request.params.session_id }, 'admin_sign_out', contextOf(request));
+      if (ended.length === 0) throw notFound('session');
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/:id/verify-email/resend',
+    {
+      config: { roles: ADMIN },
+      schema: {
+        operationId: 'resendUserVerificationEmail',
+        tags: ['users'],
+        summary: "Send a user another verification link (admin)",
+        description: '202; no email when the address is verified already.',
+        params: IdParams,
+        response: { 202: Accepted, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await resendVerification(app.db, await existing(request.params.id), app.config);
+      return reply.code(202).send({ status: 'accepted' as const });
     },
   );
 };

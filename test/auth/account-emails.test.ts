@@ -52,6 +52,29 @@ describe('password reset and email verification, through a real SMTP server', ()
     assert.equal(events.length, 1);
   });
 
+  it("lets an admin resend a user's verification link (none once verified; 404, 403 for others)", async () => {
+    const admin = await loginAdmin(testApp.app);
+    const user = await createUser(testApp.app);
+    await tokenFrom(catcher, user.email, '/verify-email');
+    const resend = (id: string, auth = admin.auth) => inject({ method: 'POST', url: `/api/users/${id}/verify-email/resend`, headers: auth });
+    assert.equal((await resend(user.id, user.auth)).statusCode, 403);
+    assert.equal((await resend('00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    const mailsTo = () => catcher.mails.filter((mail) => mail.to.includes(user.email)).length;
+    const before = mailsTo();
+    const accepted = await resend(user.id);
+    assert.equal(accepted.statusCode, 202);
+    assert.deepEqual(accepted.json(), { status: 'accepted' });
+    const token = await (async () => {
+      for (let waited = 0; waited < 15_000 && mailsTo() === before; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      return catcher.tokenFor(user.email, '/verify-email');
+    })();
+    assert.equal(mailsTo(), before + 1, 'a second link went out');
+    assert.equal((await inject({ method: 'POST', url: '/api/auth/verify-email', payload: { token } })).statusCode, 204);
+    assert.equal((await resend(user.id)).statusCode, 202);
+    await testApp.app.jobs.runNow('send-mail');
+    assert.equal(mailsTo(), before + 1, 'no mail once verified');
+  });
+
   it('voids a verification link when the email changes, and mails the new address', async () => {
     const user = await createUser(testApp.app);
     const oldToken = await tokenFrom(catcher, user.email, '/verify-email');

@@ -74,6 +74,25 @@ describe('sessions that end at once', () => {
     assert.deepEqual(ended.map((event) => [event.data.cause, event.actor_id]), [['logout', user.id], ['admin_sign_out', admin.id]]);
   });
 
+  it("lets an admin end one of a user's sessions (404 for a session not the user's, 403 for a manager)", async () => {
+    const user = await createUser(testApp.app);
+    const other = await login(testApp.app, user.email, user.password);
+    const sid = decodeJwt(other.accessToken).payload.sid as string;
+    const end = (userId: string, sessionId: string, auth = admin.auth) => inject({ method: 'DELETE', url: `/api/users/${userId}/sessions/${sessionId}`, headers: auth });
+    const manager = await createUser(testApp.app, { role: 'manager', admin });
+    assert.equal((await end(user.id, sid, manager.auth)).statusCode, 403);
+    assert.equal((await end(manager.id, sid)).statusCode, 404, "the session is not this user's");
+    assert.equal((await end(randomUUID(), sid)).statusCode, 404);
+    assert.equal((await end(user.id, sid)).statusCode, 204);
+    assert.equal((await profile(other.auth)).statusCode, 401, 'the ended session is cut at once');
+    assert.equal((await profile(user.auth)).statusCode, 200, 'the other session goes on');
+    const again = await end(user.id, sid);
+    assert.equal(again.statusCode, 404);
+    assert.equal(problemOf(again).code, 'not_found');
+    const ended = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').execute();
+    assert.deepEqual(ended.map((event) => [event.data.cause, event.data.session_ids, event.actor_id]), [['admin_sign_out', [sid], admin.id]]);
+  });
+
   it('gives a fresh pair in the same session to a spent refresh token within REFRESH_REUSE_INTERVAL', async () => {
     const user = await createUser(testApp.app);
     const [first, second] = [
