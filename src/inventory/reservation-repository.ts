@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
 
 export interface Reservation extends ReservationRow {
@@ -14,6 +15,31 @@ export interface LockedReservation extends Reservation {
 async function withLines(db: Kysely<Database>, row: ReservationRow): Promise<Reservation> {
   const lines = await db.selectFrom('reservation_lines').selectAll().where('reservation_id', '=', row.id).orderBy('position').execute();
   return { ...row, lines };
+}
+
+/** The active reservations holding units of a variant (the partial index on active lines finds them). */
+function activeHolding(db: Kysely<Database>, variantId: string) {
+  return db
+    .selectFrom('reservations')
+    .innerJoin('reservation_lines', 'reservation_lines.reservation_id', 'reservations.id')
+    .where('reservation_lines.variant_id', '=', variantId)
+    .where('reservation_lines.active', '=', true);
+}
+
+export async function listActiveReservationsOfVariant(db: Kysely<Database>, variantId: string, page: PageRequest): Promise<Reservation[]> {
+  const rows = await keysetPage(activeHolding(db, variantId).selectAll('reservations'), page, 'newest-first', 'reservations').execute();
+  if (rows.length === 0) return [];
+  const lines = await db
+    .selectFrom('reservation_lines')
+    .selectAll()
+    .where('reservation_id', 'in', rows.map((row) => row.id))
+    .orderBy('position')
+    .execute();
+  return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
+}
+
+export function countActiveReservationsOfVariant(db: Kysely<Database>, variantId: string): Promise<number> {
+  return countRows(activeHolding(db, variantId));
 }
 
 export async function findReservation(db: Kysely<Database>, id: string): Promise<Reservation | undefined> {

@@ -2,10 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { notFound } from '../http/errors.js';
 import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
-import { findReservation } from './reservation-repository.js';
+import { findVariantById } from '../variants/variant-repository.js';
+import { countActiveReservationsOfVariant, findReservation, listActiveReservationsOfVariant } from './reservation-repository.js';
 import { toReservationResponse } from './reservation-response.js';
 import { ReservationBody, ReservationSchema } from './reservation-schemas.js';
 import { createReservation, finishReservation } from './reservation-service.js';
@@ -55,6 +57,31 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const reservation = await findReservation(request.db, request.params.id);
       if (!reservation) throw notFound('reservation');
       return toReservationResponse(reservation);
+    },
+  );
+
+  app.get(
+    '/variants/:id/reservations',
+    {
+      config: { roles: STAFF, checksCallerWithData: true },
+      schema: {
+        operationId: 'listVariantReservations',
+        tags: ['inventory'],
+        summary: 'The active reservations holding units of a variant, newest first (manager, admin)',
+        description: 'Their quantities add up to the variant\'s `reserved`. 404 for an unknown variant.',
+        params: IdParams,
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: PageSchema(ReservationReply), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const variant = await findVariantById(request.db, request.params.id);
+      if (!variant) throw notFound('variant');
+      return listPage(request.query, {
+        rows: (page) => listActiveReservationsOfVariant(app.db, variant.id, page),
+        count: () => countActiveReservationsOfVariant(app.db, variant.id),
+        toItem: toReservationResponse,
+      });
     },
   );
 

@@ -157,6 +157,30 @@ describe('reservations', () => {
     assert.deepEqual([(await variant(a.id)).stock, (await variant(a.id)).reserved], [5, 0]);
   });
 
+  it("lists a variant's active reservations, newest first and paged; their quantities add up to reserved", async () => {
+    const [a, b] = [await create(10), await create(10)];
+    const first = (await reserve({ lines: [{ variant_id: a.id, quantity: 1 }, { variant_id: b.id, quantity: 2 }] })).json();
+    const second = (await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] })).json();
+    const third = (await reserve({ lines: [{ variant_id: a.id, quantity: 2 }] })).json();
+    const other = (await reserve({ lines: [{ variant_id: b.id, quantity: 1 }] })).json();
+    assert.equal((await act(second.id, 'release')).statusCode, 200);
+    const list = (query: string, id = a.id, auth = fixture.admin.auth) => inject({ method: 'GET', url: `/api/variants/${id}/reservations${query}`, headers: auth });
+    const page = await list('?limit=1&include_total=true');
+    assert.equal(page.statusCode, 200);
+    assert.deepEqual(page.json().items, [third]);
+    assert.equal(page.json().total, 2, 'the released one no longer holds units');
+    const rest = await list(`?limit=1&cursor=${page.json().next_cursor}`);
+    assert.deepEqual(rest.json().items, [first], 'every line of the reservation, the other variant\'s included');
+    assert.equal(rest.json().next_cursor, null);
+    const held = (await list('')).json().items.flatMap((reservation: { lines: { variant_id: string; quantity: number }[] }) => reservation.lines);
+    const heldOfA = held.filter((line: { variant_id: string }) => line.variant_id === a.id).reduce((sum: number, line: { quantity: number }) => sum + line.quantity, 0);
+    assert.equal(heldOfA, (await variant(a.id)).reserved);
+    assert.deepEqual((await list('', b.id)).json().items.map((reservation: { id: string }) => reservation.id), [other.id, first.id]);
+    assert.equal((await list('', randomUUID())).statusCode, 404);
+    const customer = await createUser(fixture.app);
+    assert.equal((await list('', a.id, customer.auth)).statusCode, 403);
+  });
+
   it('keeps stock above what is reserved: stock changes, variant writes and deletes are refused', async () => {
     const a = await create(5);
     await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] });
