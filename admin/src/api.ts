@@ -1,6 +1,11 @@
 /** The console's only back end is the public API, with the same tokens any client uses. */
 import type { Static } from '@sinclair/typebox';
+import type { EventSchema } from '../../src/events/event-schemas';
+import type { DeliverySchema, WebhookSchema } from '../../src/events/webhook-schemas';
 import type { Page } from '../../src/http/pagination';
+import type { ReservationResponse } from '../../src/inventory/reservation-schemas';
+import type { StockMovementSchema } from '../../src/inventory/stock-schemas';
+import type { SessionSchema } from '../../src/sessions/session-schemas';
 import type { LedgerEntrySchema } from '../../src/users/balance-schemas';
 import type { UserResponse } from '../../src/users/user-schemas';
 import type { VariantResponse } from '../../src/variants/variant-schemas';
@@ -119,7 +124,10 @@ export function replaceTokens(next: Tokens): void {
 export type User = UserResponse;
 export type Variant = VariantResponse;
 export type LedgerEntry = Static<typeof LedgerEntrySchema>;
+export type Session = Static<typeof SessionSchema>;
+export type StockMovement = Static<typeof StockMovementSchema>;
+export type Reservation = ReservationResponse;
+export type ShopEvent = Static<typeof EventSchema>;
+export type Webhook = Static<typeof WebhookSchema>;
+export type Delivery = Static<typeof DeliverySchema>;
 export type { Page };
-
-export const formatMoney = (amount: number, currency: string) =>
-  new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount / 100);

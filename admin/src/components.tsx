@@ -11,12 +11,15 @@ export function Field(props: {
   value: string;
   onInput: (value: string) => void;
   error?: ApiError | undefined;
+  /** A message of the console's own, about what was typed (before any request). */
+  message?: string | undefined;
   type?: string;
   required?: boolean;
   autoComplete?: string;
+  inputMode?: 'decimal' | 'numeric' | 'text';
 }) {
   const [id] = useState(() => `field-${props.name}-${(fieldCounter += 1)}`);
-  const message = props.error?.fieldMessage(props.name);
+  const message = props.message ?? props.error?.fieldMessage(props.name);
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -27,6 +30,7 @@ export function Field(props: {
         value={props.value}
         required={props.required}
         autoComplete={props.autoComplete}
+        inputMode={props.inputMode}
         aria-invalid={message ? 'true' : undefined}
         aria-describedby={message ? `${id}-error` : undefined}
         onInput={(event) => props.onInput((event.target as HTMLInputElement).value)}
@@ -82,3 +86,17 @@ export function Select(props: {
 
 export const ROLES = ['user', 'manager', 'admin'] as const;
 export const STATUSES = ['active', 'suspended'] as const;
+
+/** A user's name, or the email when the name is blank, so that a link to them is never empty. */
+export const displayName = (user: { name: string; email: string }) => (user.name.trim() ? user.name : user.email);
+
+export const formatTime = (time: string | null) => (time ? new Date(time).toLocaleString() : '—');
+
+/** The outcome of the last action; the live region stays in place so screen readers announce it. */
+export function ResultLine(props: { text: string | undefined }) {
+  return (
+    <p role="status" class={props.text ? 'notice' : 'visually-hidden'}>
+      {props.text ?? ''}
+    </p>
+  );
+}

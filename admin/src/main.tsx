@@ -1,18 +1,32 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, isSignedIn, signOut, whenSignedOut, type User } from './api';
+import { displayName } from './components';
+import { AccountLinkPage } from './pages/account-links';
+import { EventsPage } from './pages/events';
 import { LoginPage } from './pages/login';
 import { ProfilePage } from './pages/profile';
+import { StaffOnlyPage } from './pages/staff-only';
 import { UserDetailPage } from './pages/user-detail';
 import { UsersPage } from './pages/users';
 import { VariantsPage } from './pages/variants';
+import { WebhooksPage } from './pages/webhooks';
 import './styles.css';
 
-/** Hash routes (#/users, #/users/<id>, #/variants, #/profile), so the server serves one page. */
-function useRoute(): string {
-  const [route, setRoute] = useState(location.hash.slice(1) || '/');
+interface Route {
+  path: string;
+  query: URLSearchParams;
+}
+
+/** Hash routes (#/users, #/users/<id>, #/variants, #/events?subject_id=…), so the server serves one page. */
+function useRoute(): Route {
+  const read = () => {
+    const [path = '/', query = ''] = (location.hash.slice(1) || '/').split('?');
+    return { path, query: new URLSearchParams(query) };
+  };
+  const [route, setRoute] = useState(read);
   useEffect(() => {
-    const update = () => setRoute(location.hash.slice(1) || '/');
+    const update = () => setRoute(read());
     addEventListener('hashchange', update);
     return () => removeEventListener('hashchange', update);
   }, []);
@@ -29,36 +43,60 @@ function App() {
     else setMe(undefined);
   }, [signedIn]);
 
+  // The links in emails open these without a session.
+  if (route.path === '/reset-password' || route.path === '/verify-email') {
+    return <AccountLinkPage kind={route.path === '/reset-password' ? 'reset' : 'verify'} token={route.query.get('token') ?? ''} />;
+  }
   if (!signedIn) return <LoginPage onSignedIn={() => setSignedIn(true)} />;
   if (!me) return <p class="loading">Loading…</p>;
-  const staff = me.role !== 'user';
-  const userMatch = /^\/users\/([0-9a-f-]{36})$/.exec(route);
+  if (me.role === 'user') return <StaffOnlyPage me={me} />;
+  const isAdmin = me.role === 'admin';
+  const userMatch = /^\/users\/([0-9a-f-]{36})$/.exec(route.path);
   const page = userMatch ? (
-    <UserDetailPage id={userMatch[1]!} me={me} />
-  ) : route === '/users' && staff ? (
+    <UserDetailPage key={userMatch[1]} id={userMatch[1]!} me={me} />
+  ) : route.path === '/users' ? (
     <UsersPage />
-  ) : route === '/profile' || !staff ? (
+  ) : route.path === '/events' && isAdmin ? (
+    <EventsPage key={route.query.toString()} initial={route.query} />
+  ) : route.path === '/webhooks' && isAdmin ? (
+    <WebhooksPage />
+  ) : route.path === '/profile' ? (
     <ProfilePage me={me} onChanged={setMe} />
   ) : (
-    <VariantsPage canWrite={staff} />
+    <VariantsPage currency={me.currency} />
   );
   return (
     <>
+      {/* Hash routes own the fragment, so the skip link moves focus itself. */}
+      <a
+        class="skip-link"
+        href="#/"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header>
         <nav aria-label="Main">
           <strong class="brand">Shop admin</strong>
-          {staff && <a href="#/variants">Variants</a>}
-          {staff && <a href="#/users">Users</a>}
+          <a href="#/variants">Variants</a>
+          <a href="#/users">Users</a>
+          {isAdmin && <a href="#/events">Audit log</a>}
+          {isAdmin && <a href="#/webhooks">Webhooks</a>}
           <a href="#/profile">My profile</a>
           <span class="who">
-            {me.name} ({me.role})
+            {displayName(me)} ({me.role})
           </span>
           <button type="button" onClick={() => void signOut()}>
             Log out
           </button>
         </nav>
       </header>
-      <main>{page}</main>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
     </>
   );
 }

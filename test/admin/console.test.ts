@@ -1,179 +1,194 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, buildTestApp, createUser, type Session, type TestApp } from '../helpers/test-app.js';
+import { describe, it } from 'node:test';
+import { useConsole, noChromium } from '../helpers/console-browser.js';
+import { ADMIN_EMAIL, loginAdmin } from '../helpers/test-app.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// `npm run screenshots` refreshes the README's pictures; ordinary runs keep theirs out of the tree.
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : path.join(tmpdir(), 'shop-console-screenshots');
+describe('admin console: variants, in a real browser', { skip: noChromium }, () => {
+  const ui = useConsole();
+  const variantBySku = (sku: string) => ui.db().selectFrom('variants').selectAll().where('sku', '=', sku).executeTakeFirstOrThrow();
 
-describe('admin console in a real browser', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, () => {
-  let testApp: TestApp;
-  let browser: Browser;
-  let page: Page;
-  let baseUrl: string;
-  let customer: Session;
-
-  before(async () => {
-    testApp = await buildTestApp();
-    await testApp.app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(testApp.app.server.address() as AddressInfo).port}`;
-    customer = await createUser(testApp.app, { name: 'Carla Customer' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    page.on('dialog', (dialog) => void dialog.accept());
-    await mkdir(SCREENSHOTS, { recursive: true });
-  });
-  after(async () => {
-    await browser?.close();
-    await testApp?.close();
-  });
-
-  const db = () => testApp.app.db;
-  const shoot = async (name: string, width = 1280) => {
-    await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
-    await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
-  };
-
-  it('logs in as the bootstrap admin', async () => {
-    await page.goto(`${baseUrl}/admin/`);
-    await shoot('login');
+  it('logs in as the bootstrap admin, after a wrong password', async () => {
+    const { page } = ui;
+    await page.goto(`${ui.baseUrl}/admin/`);
+    await ui.shoot('login');
     const form = page.getByRole('form', { name: 'Log in' });
     await form.getByLabel('Email').fill(ADMIN_EMAIL);
     await form.getByLabel('Password').fill('not-the-password');
     await form.getByRole('button', { name: 'Log in' }).click();
     await page.getByText('The email or password is wrong.').waitFor();
-    await form.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await form.getByRole('button', { name: 'Log in' }).click();
+    await ui.logIn();
     await page.getByRole('heading', { name: 'Variants' }).waitFor();
   });
 
-  it('creates a variant, finds it by SKU and edits it with If-Match', async () => {
+  it('creates a variant with its price in the major unit, and shows errors next to their fields', async () => {
+    const { page } = ui;
+    await page.getByRole('button', { name: 'New variant' }).click();
     const create = page.getByRole('form', { name: 'Create variant' });
     await create.getByLabel('Product id').fill('console-shirt');
-    await create.getByLabel('SKU').fill('CONSOLE-SHIRT-M');
+    await create.getByLabel('SKU').fill('not a sku!');
     await create.getByLabel('Name').fill('Console shirt, M');
-    await create.getByLabel('Price in cents').fill('2999');
+    await create.getByLabel('Price in USD').fill('29.999');
+    await create.getByRole('button', { name: 'Create variant' }).click();
+    const priceError = create.locator('.field', { has: page.getByLabel('Price in USD') }).getByRole('alert');
+    assert.equal(await priceError.innerText(), 'USD has 2 decimal places.');
+    await create.getByLabel('Price in USD').fill('29.99');
+    await create.getByRole('button', { name: 'Create variant' }).click();
+    const skuError = create.locator('.field', { has: page.getByLabel('SKU') }).getByRole('alert');
+    await skuError.waitFor();
+    await ui.shoot('validation-error');
+    await create.getByLabel('SKU').fill('CONSOLE-SHIRT-M');
+    await create.getByLabel('Stock').fill('7');
     await create.getByLabel(/^Attributes/).fill('size=M, colour=blue');
     await create.getByRole('button', { name: 'Create variant' }).click();
-    await page.getByText('Created CONSOLE-SHIRT-M.').waitFor();
-    const stored = await db().selectFrom('variants').selectAll().where('sku', '=', 'CONSOLE-SHIRT-M').executeTakeFirstOrThrow();
+    await page.getByRole('status').getByText('Created CONSOLE-SHIRT-M.').waitFor();
+    const stored = await variantBySku('CONSOLE-SHIRT-M');
+    assert.equal(stored.price, 2999, '29.99 dollars are 2999 cents, exactly');
+    assert.equal(stored.stock, 7);
     assert.deepEqual(stored.attributes, { size: 'M', colour: 'blue' });
-    assert.match(stored.id, /^[0-9a-f-]{36}$/);
+    // The panel now shows the new variant, and its price back in dollars.
+    assert.equal(await page.getByRole('form', { name: 'Edit variant' }).getByLabel('Price in USD').inputValue(), '29.99');
+  });
 
-    const find = page.getByRole('search', { name: 'Find by SKU' });
-    await find.getByLabel('SKU').fill('console-shirt-m');
-    await find.getByRole('button', { name: 'Find by SKU' }).click();
-    await page.getByRole('cell', { name: 'Console shirt, M' }).waitFor();
-    await shoot('variants');
+  it('searches and pages the list, and keeps long SKUs and their actions inside the page at 1280px', async () => {
+    const { page } = ui;
+    const admin = await loginAdmin(ui.testApp.app);
+    for (let index = 0; index < 22; index++) {
+      const sku = `CONSOLE-LONG-${'X'.repeat(40)}-${index}`;
+      const created = await ui.testApp.app.inject({
+        method: 'POST',
+        url: '/api/variants',
+        headers: admin.auth,
+        payload: { product_id: 'console-long', sku, name: `Long ${index}`, price: 1000 + index, stock: index, attributes: { n: String(index) } },
+      });
+      assert.equal(created.statusCode, 201);
+    }
+    await page.getByRole('button', { name: 'Close' }).click();
+    const find = page.getByRole('search', { name: 'Find variants' });
+    await find.getByLabel('SKU or name').fill('console-long');
+    await find.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('22 variants').waitFor();
+    assert.equal(await page.locator('table.variants tbody tr').count(), 20);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('cell', { name: 'Long 1', exact: true }).waitFor();
+    assert.equal(await page.locator('table.variants tbody tr').count(), 2);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('cell', { name: 'Long 21' }).waitFor();
+    await ui.shoot('variants');
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'nothing sticks out of the page at 1280px');
+    const open = page.getByRole('button', { name: `Open CONSOLE-LONG-${'X'.repeat(40)}-21` });
+    const box = await open.boundingBox();
+    assert.ok(box && box.x + box.width <= 1280, 'the action button is on screen');
+  });
 
-    await page.getByRole('button', { name: 'Edit CONSOLE-SHIRT-M' }).click();
+  it('edits in the side panel with If-Match; after a 412 the reload refreshes the form and the row; Cancel drops the draft', async () => {
+    const { page } = ui;
+    const find = page.getByRole('search', { name: 'Find variants' });
+    await find.getByLabel('SKU or name').fill('console-shirt-m');
+    await find.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('1 variant', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Open CONSOLE-SHIRT-M' }).click();
     const edit = page.getByRole('form', { name: 'Edit variant' });
+    await edit.getByLabel('Name').fill('Half-typed name');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await edit.getByLabel('Name').inputValue(), 'Console shirt, M');
+
+    const stored = await variantBySku('CONSOLE-SHIRT-M');
     await edit.getByLabel('Name').fill('Console shirt, medium');
-    // Someone else edits it meanwhile: the console's If-Match is now stale.
-    await db().updateTable('variants').set({ version: stored.version + 1 }).where('id', '=', stored.id).execute();
+    // Someone else renames it meanwhile: the console's If-Match is now stale.
+    const admin = await loginAdmin(ui.testApp.app);
+    const other = await ui.testApp.app.inject({ method: 'PATCH', url: `/api/variants/${stored.id}`, headers: admin.auth, payload: { name: 'Renamed elsewhere' } });
+    assert.equal(other.statusCode, 200);
     await edit.getByRole('button', { name: 'Save variant' }).click();
     await edit.getByText('Someone else changed this variant.').waitFor();
+    assert.equal((await variantBySku('CONSOLE-SHIRT-M')).name, 'Renamed elsewhere', 'the stale save changed nothing');
     await edit.getByRole('button', { name: 'Reload it' }).click();
-    // The reload clears the message once the fresh copy (and its ETag) is in the form.
     await edit.getByText('Someone else changed this variant.').waitFor({ state: 'detached' });
+    assert.equal(await edit.getByLabel('Name').inputValue(), 'Renamed elsewhere');
+    await page.getByRole('cell', { name: 'Renamed elsewhere' }).waitFor();
+
     await edit.getByLabel('Name').fill('Console shirt, medium');
+    await edit.getByLabel('Price in USD').fill('31.50');
     await edit.getByRole('button', { name: 'Save variant' }).click();
+    await page.getByRole('status').getByText('Saved CONSOLE-SHIRT-M.').waitFor();
     await page.getByRole('cell', { name: 'Console shirt, medium' }).waitFor();
-    const edited = await db().selectFrom('variants').selectAll().where('id', '=', stored.id).executeTakeFirstOrThrow();
-    assert.equal(edited.name, 'Console shirt, medium');
-    assert.equal(edited.version, stored.version + 2);
+    const edited = await variantBySku('CONSOLE-SHIRT-M');
+    assert.deepEqual([edited.name, edited.price, edited.stock, edited.version], ['Console shirt, medium', 3150, 7, stored.version + 2]);
   });
 
-  it('shows a validation error next to the field that caused it', async () => {
-    const create = page.getByRole('form', { name: 'Create variant' });
-    await create.getByLabel('Product id').fill('console-shirt');
-    await create.getByLabel('SKU').fill('CONSOLE-SHIRT-L');
-    await create.getByLabel('Name').fill('Console shirt, L');
-    await create.getByLabel('Price in cents').fill('twelve');
-    await create.getByRole('button', { name: 'Create variant' }).click();
-    const priceError = create.locator('.field', { has: page.getByLabel('Price in cents') }).getByRole('alert');
-    await priceError.waitFor();
-    assert.match(await priceError.innerText(), /integer/);
-    assert.equal(await db().selectFrom('variants').select('id').where('sku', '=', 'CONSOLE-SHIRT-L').executeTakeFirst(), undefined);
-    await shoot('validation-error');
-  });
-
-  it("adjusts a user's balance once for a double click, and suspends and reactivates the user", async () => {
-    await page.getByRole('link', { name: 'Users' }).click();
-    const search = page.getByRole('search');
-    await search.getByLabel('Search').fill(customer.email);
-    await search.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('link', { name: 'Carla Customer' }).click();
-    await page.getByRole('heading', { name: 'Carla Customer' }).waitFor();
-
-    const adjust = page.getByRole('form', { name: 'Adjust balance' });
-    await adjust.getByLabel(/^Amount/).fill('1500');
-    await adjust.getByLabel('Reason').fill('Goodwill credit');
-    await adjust.getByRole('button', { name: 'Apply' }).dblclick();
-    await page.getByRole('cell', { name: 'Goodwill credit' }).waitFor();
-    const entries = await db().selectFrom('balance_ledger').selectAll().where('user_id', '=', customer.id).execute();
-    assert.equal(entries.length, 1, 'the double click changed the balance once');
-    assert.equal(entries[0]?.delta, 1500);
-    await page.getByTestId('balance').getByText('$15.00').waitFor();
-
-    await changeStatus('suspended');
-    await shoot('user');
-    await changeStatus('active');
-  });
-
-  async function changeStatus(status: 'active' | 'suspended') {
-    const [response] = await Promise.all([
-      page.waitForResponse((candidate) => candidate.url().endsWith(`/api/users/${customer.id}/status`) && candidate.request().method() === 'PUT'),
-      page.getByLabel('Status').selectOption(status),
+  it('adjusts stock with a reason and shows the movement, and shows the reservations holding the variant', async () => {
+    const { page } = ui;
+    const panel = page.getByRole('complementary');
+    const adjust = panel.getByRole('form', { name: 'Adjust stock' });
+    await adjust.getByLabel(/^Units to add/).fill('5');
+    await adjust.getByLabel('Reason').fill('Delivery from supplier');
+    await adjust.getByLabel(/^Reference/).fill('PO-77');
+    await adjust.getByRole('button', { name: 'Adjust stock' }).click();
+    await panel.getByText('Stock +5: now 12 (12 available).').waitFor();
+    await panel.getByRole('cell', { name: 'Delivery from supplier (PO-77)' }).waitFor();
+    const variant = await variantBySku('CONSOLE-SHIRT-M');
+    const movements = await ui.db().selectFrom('stock_movements').selectAll().where('variant_id', '=', variant.id).orderBy('created_at').execute();
+    assert.deepEqual(movements.map((movement) => [movement.delta, movement.reason, movement.reference]), [
+      [7, 'variant created', null],
+      [5, 'Delivery from supplier', 'PO-77'],
     ]);
-    assert.equal(response.status(), 200);
-    const row = await db().selectFrom('users').select('status').where('id', '=', customer.id).executeTakeFirstOrThrow();
-    assert.equal(row.status, status);
-  }
 
-  it('lists users and fits a 390px screen', async () => {
-    await page.getByRole('link', { name: 'Users' }).click();
-    await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('link', { name: 'Carla Customer' }).waitFor();
-    await shoot('users');
-    await shoot('users-390', 390);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390px`);
-    await page.setViewportSize({ width: 1280, height: 900 });
+    const admin = await loginAdmin(ui.testApp.app);
+    const reservation = await ui.testApp.app.inject({
+      method: 'POST',
+      url: '/api/reservations',
+      headers: admin.auth,
+      payload: { lines: [{ variant_id: variant.id, quantity: 3 }], reference: 'cart-4411' },
+    });
+    assert.equal(reservation.statusCode, 201);
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'Open CONSOLE-SHIRT-M' }).click();
+    await panel.getByRole('cell', { name: 'cart-4411' }).waitFor();
+    await panel.getByText('12 on hand, 3 reserved, 9 available.').waitFor();
+    await ui.shoot('variant-panel');
   });
 
-  it('returns to the login page when the session ends (401), and logs out', async () => {
-    const admin = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
-    // A password change elsewhere ends every other session of the admin, the browser's included.
-    const changed = await testApp.app.inject({
-      method: 'PUT',
-      url: '/api/users/change-password',
-      headers: { authorization: `Bearer ${admin.json().access_token}` },
-      payload: { current_password: ADMIN_PASSWORD, new_password: 'another-admin-password' },
-    });
-    assert.equal(changed.statusCode, 200);
-    await page.getByRole('link', { name: 'Variants' }).click();
-    await page.getByRole('link', { name: 'Users' }).click();
-    await page.getByRole('form', { name: 'Log in' }).waitFor();
+  it('changes the price of the selected rows in one batch, and deletes a selection after confirming', async () => {
+    const { page } = ui;
+    const find = page.getByRole('search', { name: 'Find variants' });
+    await find.getByLabel('SKU or name').fill('console-long');
+    await find.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('22 variants').waitFor();
+    const long = (index: number) => `CONSOLE-LONG-${'X'.repeat(40)}-${index}`;
+    await page.getByRole('checkbox', { name: `Select ${long(21)}` }).check();
+    await page.getByRole('checkbox', { name: `Select ${long(20)}` }).check();
+    const batch = page.getByRole('region', { name: 'Selected variants' });
+    await batch.getByText('2 variants selected').waitFor();
+    await batch.getByLabel('New price in USD').fill('12.50');
+    await batch.getByRole('button', { name: 'Change price…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Set 2 variants to $12.50' }).click();
+    await page.getByRole('status').getByText('Set the price of 2 variants to $12.50.').waitFor();
+    const prices = await ui.db().selectFrom('variants').select(['sku', 'price', 'stock']).where('sku', 'in', [long(19), long(20), long(21)]).orderBy('sku').execute();
+    assert.deepEqual(prices, [
+      { sku: long(19), price: 1019, stock: 19 },
+      { sku: long(20), price: 1250, stock: 20 },
+      { sku: long(21), price: 1250, stock: 21 },
+    ]);
+    await page.getByRole('row', { name: new RegExp(long(21)) }).getByRole('cell', { name: '$12.50' }).waitFor();
 
-    const form = page.getByRole('form', { name: 'Log in' });
-    await form.getByLabel('Email').fill(ADMIN_EMAIL);
-    await form.getByLabel('Password').fill('another-admin-password');
-    await form.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('link', { name: 'My profile' }).click();
-    await page.getByRole('heading', { name: 'My profile' }).waitFor();
-    await shoot('profile');
-    await page.getByRole('button', { name: 'Log out' }).click();
-    await page.getByRole('form', { name: 'Log in' }).waitFor();
+    await page.getByRole('checkbox', { name: `Select ${long(19)}` }).check();
+    await batch.getByRole('button', { name: 'Delete selected…' }).click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await ui.db().selectFrom('variants').select('id').where('sku', '=', long(19)).execute()).length, 1, 'Cancel deletes nothing');
+    await batch.getByRole('button', { name: 'Delete selected…' }).click();
+    await dialog.getByRole('button', { name: 'Delete 1 variant' }).click();
+    await page.getByRole('status').getByText('Deleted 1 variant.').waitFor();
+    assert.equal((await ui.db().selectFrom('variants').select('id').where('sku', '=', long(19)).execute()).length, 0);
+    await page.getByText('21 variants').waitFor();
+  });
+
+  it('turns the variants table into cards at 390px, with every action on screen', async () => {
+    const { page } = ui;
+    await ui.shoot('variants-390', 390);
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
+    const open = page.getByRole('button', { name: /^Open CONSOLE-LONG/ }).first();
+    const box = await open.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, 'the action is visible');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 });

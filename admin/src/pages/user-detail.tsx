@@ -1,145 +1,314 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, formatMoney, type ApiError, type LedgerEntry, type Page, type User } from '../api';
-import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError } from '../components';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, type ApiError, type LedgerEntry, type Session, type User } from '../api';
+import { useConfirmation } from '../confirmation';
+import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
+import { formatMoney, parseAmount } from '../money';
+import { Pager, usePages } from '../pages-list';
 
+/**
+ * One user's page. main.tsx keys it by the user's id, so moving to another user starts from
+ * a blank page: no amount, reason or choice typed for one customer can reach the next.
+ */
 export function UserDetailPage(props: { id: string; me: User }) {
   const isAdmin = props.me.role === 'admin';
   const [user, setUser] = useState<User>();
-  const [etag, setEtag] = useState<string | null>(null);
-  const [ledger, setLedger] = useState<LedgerEntry[]>([]);
   const [error, setError] = useState<ApiError>();
-  const [actionError, setActionError] = useState<ApiError>();
-  const [delta, setDelta] = useState('');
-  const [reason, setReason] = useState('');
-  const [balanceError, setBalanceError] = useState<ApiError>();
-  // One key per intended change: a double click or a retry replays instead of changing twice.
-  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
+  const confirmation = useConfirmation();
 
   const load = async () => {
     try {
-      const reply = await api<User>('GET', `/api/users/${props.id}`);
-      setUser(reply.body);
-      setEtag(reply.etag);
-      if (isAdmin || props.me.id === props.id) {
-        setLedger((await api<Page<LedgerEntry>>('GET', `/api/users/${props.id}/balance/ledger?limit=50`)).body.items);
-      }
+      setUser((await api<User>('GET', `/api/users/${props.id}`)).body);
       setError(undefined);
     } catch (caught) {
       setError(asApiError(caught));
     }
   };
-  useEffect(() => void load(), [props.id]);
-
-  const change = async (field: 'role' | 'status', value: string) => {
-    try {
-      const reply = await api<User>('PUT', `/api/users/${props.id}/${field}`, { [field]: value }, etag ? { 'if-match': etag } : {});
-      setUser(reply.body);
-      setEtag(reply.etag);
-      setActionError(undefined);
-    } catch (caught) {
-      setActionError(asApiError(caught));
-    }
-  };
-
-  const adjustBalance = async (event: Event) => {
-    event.preventDefault();
-    const amount = Number(delta);
-    try {
-      const body = { delta: Number.isInteger(amount) ? amount : delta, reason };
-      const reply = await api<User>('PUT', `/api/users/${props.id}/balance`, body, { 'idempotency-key': idempotencyKey });
-      setUser(reply.body);
-      setEtag(reply.etag);
-      setBalanceError(undefined);
-      setDelta('');
-      setReason('');
-      setIdempotencyKey(crypto.randomUUID());
-      setLedger((await api<Page<LedgerEntry>>('GET', `/api/users/${props.id}/balance/ledger?limit=50`)).body.items);
-    } catch (caught) {
-      setBalanceError(asApiError(caught));
-    }
-  };
-
-  const remove = async () => {
-    if (!user || !confirm(`Delete ${user.email}? They will no longer be able to sign in.`)) return;
-    try {
-      await api('DELETE', `/api/users/${props.id}`, undefined, etag ? { 'if-match': etag } : {});
-      location.hash = '#/users';
-    } catch (caught) {
-      setActionError(asApiError(caught));
-    }
-  };
+  useEffect(() => void load(), []);
 
   if (error) return <ProblemMessage error={error} />;
   if (!user) return <p class="loading">Loading…</p>;
+  const name = displayName(user);
   return (
     <section aria-labelledby="user-title">
-      <h1 id="user-title">{user.name}</h1>
+      <h1 id="user-title">{name}</h1>
+      {confirmation.result}
+      {confirmation.dialog}
       <dl class="facts">
         <dt>Email</dt>
-        <dd>{user.email}</dd>
+        <dd>
+          {user.email} <span class={user.email_verified ? 'badge ok' : 'badge'}>{user.email_verified ? 'verified' : 'not verified'}</span>
+        </dd>
         <dt>Phone</dt>
         <dd>{user.phone ?? '—'}</dd>
         <dt>Balance</dt>
         <dd data-testid="balance">{formatMoney(user.balance, user.currency)}</dd>
         <dt>Role</dt>
-        <dd>
-          {isAdmin ? (
-            <Select label="Role" name="role" value={user.role} options={ROLES} onChange={(value) => void change('role', value)} hideLabel />
-          ) : (
-            user.role
-          )}
-        </dd>
+        <dd>{user.role}</dd>
         <dt>Status</dt>
-        <dd>
-          {isAdmin ? (
-            <Select label="Status" name="status" value={user.status} options={STATUSES} onChange={(value) => void change('status', value)} hideLabel />
-          ) : (
-            user.status
-          )}
-        </dd>
+        <dd>{user.status}</dd>
+        <dt>Created</dt>
+        <dd>{formatTime(user.created_at)}</dd>
       </dl>
-      <ProblemMessage error={actionError} />
+      <p>
+        {isAdmin && <a href={`#/events?subject_id=${user.id}`}>History of this user</a>}
+      </p>
       {isAdmin && (
-        <form class="card" onSubmit={adjustBalance} aria-label="Adjust balance">
-          <h2>Adjust balance</h2>
-          <Field label="Amount in cents (negative to debit)" name="delta" value={delta} onInput={setDelta} error={balanceError} required />
-          <Field label="Reason" name="reason" value={reason} onInput={setReason} error={balanceError} required />
-          <ProblemMessage error={balanceError} />
-          <button type="submit">Apply</button>
-        </form>
+        <div class="actions">
+          {!user.email_verified && (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                confirmation.ask({
+                  title: 'Resend the verification link',
+                  message: <p>A new link goes to {user.email}.</p>,
+                  confirmLabel: 'Send link',
+                  reason: 'none',
+                  run: async () => {
+                    await api('POST', `/api/users/${user.id}/verify-email/resend`);
+                    return `A verification link is on its way to ${user.email}.`;
+                  },
+                })
+              }
+            >
+              Resend verification link
+            </button>
+          )}
+          <button
+            type="button"
+            class="danger"
+            onClick={() =>
+              confirmation.ask({
+                title: `Delete ${name}`,
+                message: <p>{user.email} will no longer be able to sign in, and every session ends. The balance history is kept.</p>,
+                confirmLabel: 'Delete user',
+                danger: true,
+                reason: 'required',
+                run: async (reason) => {
+                  await api('DELETE', `/api/users/${user.id}?${new URLSearchParams({ reason })}`);
+                  location.hash = '#/users';
+                  return `Deleted ${user.email}.`;
+                },
+              })
+            }
+          >
+            Delete user
+          </button>
+        </div>
       )}
-      {(isAdmin || props.me.id === user.id) && (
+      {isAdmin && <AccessForm user={user} onChanged={setUser} ask={confirmation.ask} />}
+      {isAdmin && <BalanceForm user={user} onChanged={setUser} ask={confirmation.ask} />}
+      {isAdmin && <Sessions user={user} ask={confirmation.ask} />}
+      {(isAdmin || props.me.id === user.id) && <Ledger user={user} />}
+    </section>
+  );
+}
+
+type Ask = ReturnType<typeof useConfirmation>['ask'];
+
+/** Role and status: chosen, then confirmed with a reason; nothing is saved on a mere change of the list. */
+function AccessForm(props: { user: User; onChanged: (user: User) => void; ask: Ask }) {
+  const { user } = props;
+  const [role, setRole] = useState<string>(user.role);
+  const [status, setStatus] = useState<string>(user.status);
+  const submit = (field: 'role' | 'status', value: string) => (event: Event) => {
+    event.preventDefault();
+    if (value === user[field]) return;
+    props.ask({
+      title: field === 'role' ? `Change the role of ${displayName(user)}` : `${value === 'suspended' ? 'Suspend' : 'Reactivate'} ${displayName(user)}`,
+      message:
+        field === 'role' ? (
+          <p>
+            From {user.role} to <strong>{value}</strong>. It applies to their very next request.
+          </p>
+        ) : value === 'suspended' ? (
+          <p>They are signed out everywhere and cannot sign in until reactivated.</p>
+        ) : (
+          <p>They can sign in again.</p>
+        ),
+      confirmLabel: field === 'role' ? `Make ${value}` : value === 'suspended' ? 'Suspend' : 'Reactivate',
+      danger: value === 'suspended',
+      reason: 'required',
+      run: async (reason) => {
+        const reply = await api<User>('PUT', `/api/users/${user.id}/${field}`, { [field]: value, reason });
+        props.onChanged(reply.body);
+        return field === 'role' ? `Role changed to ${reply.body.role}.` : `Status changed to ${reply.body.status}.`;
+      },
+    });
+  };
+  return (
+    <div class="row">
+      <form class="card" onSubmit={submit('role', role)} aria-label="Role">
+        <Select label="Role" name="role" value={role} options={ROLES} onChange={setRole} />
+        <button type="submit" disabled={role === user.role}>
+          Change role…
+        </button>
+      </form>
+      <form class="card" onSubmit={submit('status', status)} aria-label="Status">
+        <Select label="Status" name="status" value={status} options={STATUSES} onChange={setStatus} />
+        <button type="submit" disabled={status === user.status}>
+          Change status…
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/** A credit or debit typed in the currency's major unit, confirmed, sent once (one Idempotency-Key per intended change). */
+function BalanceForm(props: { user: User; onChanged: (user: User) => void; ask: Ask }) {
+  const { user } = props;
+  const [amount, setAmount] = useState('');
+  const [reason, setReason] = useState('');
+  const [problem, setProblem] = useState<string>();
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const parsed = parseAmount(amount, user.currency, { allowNegative: true });
+    if (!parsed.ok || parsed.minorUnits === 0) {
+      setProblem(parsed.ok ? 'Enter an amount other than zero.' : parsed.message);
+      return;
+    }
+    setProblem(undefined);
+    const delta = parsed.minorUnits;
+    const idempotencyKey = crypto.randomUUID();
+    const shown = formatMoney(Math.abs(delta), user.currency);
+    props.ask({
+      title: delta > 0 ? `Credit ${shown}` : `Debit ${shown}`,
+      message: (
+        <p>
+          {delta > 0 ? 'Credit' : 'Debit'} <strong>{shown}</strong> {delta > 0 ? 'to' : 'from'} <strong>{displayName(user)}</strong> ({user.email}) for
+          “{reason}”. The balance becomes {formatMoney(user.balance + delta, user.currency)}.
+        </p>
+      ),
+      confirmLabel: delta > 0 ? `Credit ${shown}` : `Debit ${shown}`,
+      danger: delta < 0,
+      reason: 'none',
+      run: async () => {
+        const reply = await api<User>('PUT', `/api/users/${user.id}/balance`, { delta, reason }, { 'idempotency-key': idempotencyKey });
+        props.onChanged(reply.body);
+        setAmount('');
+        setReason('');
+        return `Balance changed by ${formatMoney(delta, user.currency)}; now ${formatMoney(reply.body.balance, user.currency)}.`;
+      },
+    });
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-label="Adjust balance">
+      <h2>Adjust balance</h2>
+      <Field label={`Amount in ${user.currency} (negative to debit)`} name="delta" value={amount} onInput={setAmount} message={problem} inputMode="decimal" required />
+      <Field label="Reason" name="reason" value={reason} onInput={setReason} required />
+      <button type="submit">Apply…</button>
+    </form>
+  );
+}
+
+function Sessions(props: { user: User; ask: Ask }) {
+  const { user } = props;
+  const [sessions, setSessions] = useState<Session[]>();
+  const [error, setError] = useState<ApiError>();
+  const load = async () => {
+    try {
+      setSessions((await api<{ items: Session[] }>('GET', `/api/users/${user.id}/sessions`)).body.items);
+    } catch (caught) {
+      setError(asApiError(caught));
+    }
+  };
+  useEffect(() => void load(), []);
+  const end = (session?: Session) =>
+    props.ask({
+      title: session ? 'Sign out of one session' : `Sign ${displayName(user)} out everywhere`,
+      message: <p>{session ? `The session from ${session.user_agent ?? 'an unknown client'} ends at once.` : 'Every session ends at once; they must sign in again.'}</p>,
+      confirmLabel: session ? 'Sign out this session' : 'Sign out everywhere',
+      danger: true,
+      reason: 'none',
+      run: async () => {
+        await api('DELETE', session ? `/api/users/${user.id}/sessions/${session.id}` : `/api/users/${user.id}/sessions`);
+        await load();
+        return session ? 'The session has ended.' : `${displayName(user)} is signed out everywhere.`;
+      },
+    });
+  return (
+    <section aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Sessions</h2>
+      <ProblemMessage error={error} />
+      {sessions && sessions.length === 0 && <p>No open sessions.</p>}
+      {sessions && sessions.length > 0 && (
         <>
-          <h2>Ledger</h2>
           <div class="table-wrap">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Change</th>
-                  <th scope="col">Balance after</th>
-                  <th scope="col">Reason</th>
+                  <th scope="col">Client</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Actions</th>
                 </tr>
               </thead>
               <tbody>
-                {ledger.map((entry) => (
-                  <tr key={entry.id}>
-                    <td>{new Date(entry.created_at).toLocaleString()}</td>
-                    <td class="number">{formatMoney(entry.delta, entry.currency)}</td>
-                    <td class="number">{formatMoney(entry.balance_after, entry.currency)}</td>
-                    <td>{entry.reason}</td>
+                {sessions.map((session) => (
+                  <tr key={session.id}>
+                    <td data-label="Client">{session.user_agent ?? 'unknown'}</td>
+                    <td data-label="Address">{session.ip ?? '—'}</td>
+                    <td data-label="Started">{formatTime(session.created_at)}</td>
+                    <td data-label="Last used">{formatTime(session.last_used_at)}</td>
+                    <td data-label="Actions">
+                      <button type="button" class="secondary" onClick={() => end(session)}>
+                        Sign out
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
+          <button type="button" class="danger" onClick={() => end()}>
+            Sign out everywhere…
+          </button>
         </>
       )}
-      {isAdmin && (
-        <button type="button" class="danger" onClick={() => void remove()}>
-          Delete user
-        </button>
-      )}
+    </section>
+  );
+}
+
+function Ledger(props: { user: User }) {
+  const pages = usePages<LedgerEntry>(`/api/users/${props.user.id}/balance/ledger`);
+  // A balance change moves the version; the list then shows the new entry.
+  const shownVersion = useRef(props.user.version);
+  useEffect(() => {
+    if (shownVersion.current === props.user.version) return;
+    shownVersion.current = props.user.version;
+    void pages.reload();
+  }, [props.user.version]);
+  return (
+    <section aria-labelledby="ledger-title">
+      <h2 id="ledger-title">Ledger</h2>
+      <div class="table-wrap">
+        <table class="cards">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Change</th>
+              <th scope="col">Balance after</th>
+              <th scope="col">Reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.page?.items.map((entry) => (
+              <tr key={entry.id}>
+                <td data-label="When">{formatTime(entry.created_at)}</td>
+                <td data-label="Change" class="number">
+                  {formatMoney(entry.delta, entry.currency)}
+                </td>
+                <td data-label="Balance after" class="number">
+                  {formatMoney(entry.balance_after, entry.currency)}
+                </td>
+                <td data-label="Reason">{entry.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager pages={pages} noun="entry" nouns="entries" label="Ledger" />
     </section>
   );
 }

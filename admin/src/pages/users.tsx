@@ -1,44 +1,25 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, formatMoney, type ApiError, type Page, type User } from '../api';
-import { ProblemMessage, ROLES, STATUSES, Select, asApiError } from '../components';
+import { useState } from 'preact/hooks';
+import type { User } from '../api';
+import { ROLES, STATUSES, Select, displayName, formatTime } from '../components';
+import { formatMoney } from '../money';
+import { Pager, usePages } from '../pages-list';
 
 export function UsersPage() {
   const [q, setQ] = useState('');
   const [role, setRole] = useState('');
   const [status, setStatus] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const [page, setPage] = useState<Page<User>>();
-  const [error, setError] = useState<ApiError>();
-
-  const load = async (cursor?: string) => {
-    const query = new URLSearchParams({ limit: '20', include_total: 'true' });
-    if (q) query.set('q', q);
-    if (role) query.set('role', role);
-    if (status) query.set('status', status);
-    if (cursor) query.set('cursor', cursor);
-    try {
-      setPage((await api<Page<User>>('GET', `/api/users?${query}`)).body);
-      setError(undefined);
-    } catch (caught) {
-      setError(asApiError(caught));
-    }
-  };
-  useEffect(() => void load(), []);
+  const [path, setPath] = useState('/api/users');
+  const pages = usePages<User>(path);
 
   const search = (event: Event) => {
     event.preventDefault();
-    setCursors([]);
-    void load();
-  };
-  const next = () => {
-    if (!page?.next_cursor) return;
-    setCursors([...cursors, page.next_cursor]);
-    void load(page.next_cursor);
-  };
-  const previous = () => {
-    const rest = cursors.slice(0, -1);
-    setCursors(rest);
-    void load(rest.at(-1));
+    const query = new URLSearchParams();
+    if (q) query.set('q', q);
+    if (role) query.set('role', role);
+    if (status) query.set('status', status);
+    const next = query.size > 0 ? `/api/users?${query}` : '/api/users';
+    if (next === path) pages.restart();
+    else setPath(next);
   };
 
   return (
@@ -52,46 +33,41 @@ export function UsersPage() {
         <Select label="Status" name="status" value={status} options={STATUSES} onChange={setStatus} anyLabel="any" />
         <button type="submit">Search</button>
       </form>
-      <ProblemMessage error={error} />
-      {page && (
-        <>
-          <p class="count">{page.total} users</p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Balance</th>
+      {pages.page && (
+        <div class="table-wrap">
+          <table class="cards">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Balance</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {pages.page.items.map((user) => (
+                <tr key={user.id}>
+                  <td data-label="Name">
+                    <a href={`#/users/${user.id}`}>{displayName(user)}</a>
+                  </td>
+                  <td data-label="Email">
+                    {user.email} {!user.email_verified && <span class="badge">not verified</span>}
+                  </td>
+                  <td data-label="Role">{user.role}</td>
+                  <td data-label="Status">{user.status}</td>
+                  <td data-label="Balance" class="number">
+                    {formatMoney(user.balance, user.currency)}
+                  </td>
+                  <td data-label="Created">{formatTime(user.created_at)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {page.items.map((user) => (
-                  <tr key={user.id}>
-                    <td>
-                      <a href={`#/users/${user.id}`}>{user.name}</a>
-                    </td>
-                    <td>{user.email}</td>
-                    <td>{user.role}</td>
-                    <td>{user.status}</td>
-                    <td class="number">{formatMoney(user.balance, user.currency)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <div class="pager">
-            <button type="button" onClick={previous} disabled={cursors.length === 0}>
-              Previous page
-            </button>
-            <button type="button" onClick={next} disabled={!page.next_cursor}>
-              Next page
-            </button>
-          </div>
-        </>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
+      <Pager pages={pages} noun="user" label="Users" />
     </section>
   );
 }

@@ -1,206 +1,224 @@
 import { useState } from 'preact/hooks';
-import { api, formatMoney, type ApiError, type Page, type Variant } from '../api';
-import { Field, ProblemMessage, asApiError } from '../components';
+import { api, type Variant } from '../api';
+import { useConfirmation } from '../confirmation';
+import { Field } from '../components';
+import { formatMoney, parseAmount } from '../money';
+import { Pager, plural, usePages } from '../pages-list';
+import { VariantPanel, type PanelTarget } from './variant-panel';
 
-interface Draft {
-  product_id: string;
-  sku: string;
-  name: string;
-  price: string;
-  stock: string;
-  attributes: string;
-}
+const etagOf = (variant: Variant) => `"${variant.version}"`;
 
-const emptyDraft: Draft = { product_id: '', sku: '', name: '', price: '', stock: '0', attributes: '' };
-
-const toDraft = (variant: Variant): Draft => ({
+/** The fields a PUT replaces, from a variant as it is, for batch updates that change one of them. */
+const putFields = (variant: Variant) => ({
   product_id: variant.product_id,
   sku: variant.sku,
   name: variant.name,
-  price: String(variant.price),
-  stock: String(variant.stock),
-  attributes: Object.entries(variant.attributes).map(([key, value]) => `${key}=${value}`).join(', '),
+  price: variant.price,
+  stock: variant.stock,
+  attributes: variant.attributes,
 });
 
-/** Numbers go as numbers when they are; anything else is sent as typed, for the API to judge. */
-const asNumber = (text: string) => (/^-?\d+$/.test(text.trim()) ? Number(text) : text);
-
-function toBody(draft: Draft) {
-  const attributes = Object.fromEntries(
-    draft.attributes
-      .split(',')
-      .map((pair) => pair.trim())
-      .filter(Boolean)
-      .map((pair) => {
-        const [key = '', ...value] = pair.split('=');
-        return [key.trim(), value.join('=').trim()];
-      }),
-  );
-  return { product_id: draft.product_id, sku: draft.sku, name: draft.name, price: asNumber(draft.price), stock: asNumber(draft.stock), attributes };
-}
-
-function VariantForm(props: { draft: Draft; onChange: (draft: Draft) => void; error?: ApiError | undefined; label: string }) {
-  const set = (field: keyof Draft) => (value: string) => props.onChange({ ...props.draft, [field]: value });
-  return (
-    <>
-      <Field label="Product id" name="product_id" value={props.draft.product_id} onInput={set('product_id')} error={props.error} required />
-      <Field label="SKU" name="sku" value={props.draft.sku} onInput={set('sku')} error={props.error} required />
-      <Field label="Name" name="name" value={props.draft.name} onInput={set('name')} error={props.error} required />
-      <Field label="Price in cents" name="price" value={props.draft.price} onInput={set('price')} error={props.error} required />
-      <Field label="Stock" name="stock" value={props.draft.stock} onInput={set('stock')} error={props.error} />
-      <Field label="Attributes (key=value, comma-separated)" name="attributes" value={props.draft.attributes} onInput={set('attributes')} error={props.error} />
-      <button type="submit">{props.label}</button>
-    </>
-  );
-}
-
-export function VariantsPage(props: { canWrite: boolean }) {
-  const [sku, setSku] = useState('');
+export function VariantsPage(props: { currency: string }) {
+  const [q, setQ] = useState('');
   const [productId, setProductId] = useState('');
-  const [found, setFound] = useState<Variant[]>([]);
-  const [searchError, setSearchError] = useState<ApiError>();
-  const [draft, setDraft] = useState<Draft>(emptyDraft);
-  const [createError, setCreateError] = useState<ApiError>();
-  const [created, setCreated] = useState<string>();
-  const [editing, setEditing] = useState<{ variant: Variant; etag: string | null; draft: Draft }>();
-  const [editError, setEditError] = useState<ApiError>();
+  const [inStock, setInStock] = useState(false);
+  const [path, setPath] = useState('/api/variants');
+  const pages = usePages<Variant>(path);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [panel, setPanel] = useState<PanelTarget>();
+  const confirmation = useConfirmation();
 
-  const run = async (load: () => Promise<Variant[]>) => {
-    try {
-      setFound(await load());
-      setSearchError(undefined);
-    } catch (caught) {
-      setFound([]);
-      setSearchError(asApiError(caught));
-    }
-  };
-  const findBySku = (event: Event) => {
+  const search = (event: Event) => {
     event.preventDefault();
-    void run(async () => [(await api<Variant>('GET', `/api/variants/sku/${encodeURIComponent(sku)}`)).body]);
-  };
-  const listProduct = (event: Event) => {
-    event.preventDefault();
-    void run(async () => (await api<Page<Variant>>('GET', `/api/variants/product/${encodeURIComponent(productId)}?limit=100`)).body.items);
+    const query = new URLSearchParams();
+    if (q.trim()) query.set('q', q.trim());
+    if (productId.trim()) query.set('product_id', productId.trim());
+    if (inStock) query.set('in_stock', 'true');
+    const next = query.size > 0 ? `/api/variants?${query}` : '/api/variants';
+    setSelected(new Set());
+    if (next === path) pages.restart();
+    else setPath(next);
   };
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    try {
-      const reply = await api<Variant>('POST', `/api/variants/${crypto.randomUUID()}`, toBody(draft));
-      setCreated(reply.body.sku);
-      setCreateError(undefined);
-      setDraft(emptyDraft);
-      setFound([reply.body]);
-    } catch (caught) {
-      setCreateError(asApiError(caught));
-      setCreated(undefined);
-    }
+  const items = pages.page?.items ?? [];
+  const chosen = items.filter((variant) => selected.has(variant.id));
+  const toggle = (id: string) => {
+    const next = new Set(selected);
+    if (!next.delete(id)) next.add(id);
+    setSelected(next);
   };
-
-  const startEdit = async (variant: Variant) => {
-    const reply = await api<Variant>('GET', `/api/variants/${variant.id}`);
-    setEditing({ variant: reply.body, etag: reply.etag, draft: toDraft(reply.body) });
-    setEditError(undefined);
-  };
-  const save = async (event: Event) => {
-    event.preventDefault();
-    if (!editing) return;
-    try {
-      const reply = await api<Variant>('PUT', `/api/variants/${editing.variant.id}`, toBody(editing.draft), editing.etag ? { 'if-match': editing.etag } : {});
-      setFound(found.map((variant) => (variant.id === reply.body.id ? reply.body : variant)));
-      setEditing(undefined);
-      setEditError(undefined);
-    } catch (caught) {
-      setEditError(asApiError(caught));
-    }
-  };
-  const remove = async (variant: Variant) => {
-    if (!confirm(`Delete variant ${variant.sku}?`)) return;
-    try {
-      await api('DELETE', `/api/variants/${variant.id}`, undefined, { 'if-match': `"${variant.version}"` });
-      setFound(found.filter((candidate) => candidate.id !== variant.id));
-    } catch (caught) {
-      setSearchError(asApiError(caught));
-    }
-  };
+  const replaceRow = (variant: Variant) => pages.replace((rows) => rows.map((row) => (row.id === variant.id ? variant : row)));
 
   return (
-    <section aria-labelledby="variants-title">
-      <h1 id="variants-title">Variants</h1>
-      <div class="row">
-        <form class="card" onSubmit={findBySku} role="search" aria-label="Find by SKU">
-          <Field label="SKU" name="find-sku" value={sku} onInput={setSku} required />
-          <button type="submit">Find by SKU</button>
+    <section aria-labelledby="variants-title" class={panel ? 'with-panel' : undefined}>
+      <div class="list-column">
+        <div class="title-row">
+          <h1 id="variants-title">Variants</h1>
+          <button type="button" onClick={() => setPanel({ kind: 'new' })}>
+            New variant
+          </button>
+        </div>
+        {confirmation.result}
+        {confirmation.dialog}
+        <form class="filters" onSubmit={search} role="search" aria-label="Find variants">
+          <label>
+            SKU or name <input name="q" type="search" value={q} onInput={(event) => setQ((event.target as HTMLInputElement).value)} />
+          </label>
+          <label>
+            Product id <input name="product_id" value={productId} onInput={(event) => setProductId((event.target as HTMLInputElement).value)} />
+          </label>
+          <label class="checkbox">
+            <input type="checkbox" checked={inStock} onChange={(event) => setInStock((event.target as HTMLInputElement).checked)} /> Available only
+          </label>
+          <button type="submit">Search</button>
         </form>
-        <form class="card" onSubmit={listProduct} role="search" aria-label="List a product's variants">
-          <Field label="Product id" name="find-product" value={productId} onInput={setProductId} required />
-          <button type="submit">List variants</button>
-        </form>
-      </div>
-      <ProblemMessage error={searchError} />
-      {found.length > 0 && (
+        {chosen.length > 0 && (
+          <BatchBar
+            chosen={chosen}
+            currency={props.currency}
+            ask={confirmation.ask}
+            onDone={() => {
+              setSelected(new Set());
+              void pages.reload();
+            }}
+          />
+        )}
         <div class="table-wrap">
-          <table>
+          <table class="cards variants">
             <thead>
               <tr>
+                <th scope="col">
+                  <input
+                    type="checkbox"
+                    aria-label="Select every variant on this page"
+                    checked={items.length > 0 && chosen.length === items.length}
+                    onChange={(event) => setSelected(new Set((event.target as HTMLInputElement).checked ? items.map((variant) => variant.id) : []))}
+                  />
+                </th>
                 <th scope="col">SKU</th>
                 <th scope="col">Name</th>
                 <th scope="col">Product</th>
                 <th scope="col">Price</th>
                 <th scope="col">Stock</th>
-                <th scope="col">Attributes</th>
-                {props.canWrite && <th scope="col">Actions</th>}
+                <th scope="col">Reserved</th>
+                <th scope="col">Available</th>
+                <th scope="col">Actions</th>
               </tr>
             </thead>
             <tbody>
-              {found.map((variant) => (
-                <tr key={variant.id}>
-                  <td>{variant.sku}</td>
-                  <td>{variant.name}</td>
-                  <td>{variant.product_id}</td>
-                  <td class="number">{formatMoney(variant.price, variant.currency)}</td>
-                  <td class="number">{variant.stock}</td>
-                  <td>{Object.entries(variant.attributes).map(([key, value]) => `${key}: ${value}`).join(', ')}</td>
-                  {props.canWrite && (
-                    <td>
-                      <button type="button" onClick={() => void startEdit(variant)}>
-                        Edit {variant.sku}
-                      </button>{' '}
-                      <button type="button" class="danger" onClick={() => void remove(variant)}>
-                        Delete {variant.sku}
-                      </button>
-                    </td>
-                  )}
+              {items.map((variant) => (
+                <tr key={variant.id} class={panel?.kind === 'variant' && panel.id === variant.id ? 'current' : undefined}>
+                  <td data-label="Select">
+                    <input type="checkbox" aria-label={`Select ${variant.sku}`} checked={selected.has(variant.id)} onChange={() => toggle(variant.id)} />
+                  </td>
+                  <td data-label="SKU" class="sku">
+                    {variant.sku}
+                  </td>
+                  <td data-label="Name">{variant.name}</td>
+                  <td data-label="Product">{variant.product_id}</td>
+                  <td data-label="Price" class="number">
+                    {formatMoney(variant.price, variant.currency)}
+                  </td>
+                  <td data-label="Stock" class="number">
+                    {variant.stock}
+                  </td>
+                  <td data-label="Reserved" class="number">
+                    {variant.reserved}
+                  </td>
+                  <td data-label="Available" class="number">
+                    {variant.available}
+                  </td>
+                  <td data-label="Actions">
+                    <button type="button" class="secondary" aria-label={`Open ${variant.sku}`} onClick={() => setPanel({ kind: 'variant', id: variant.id })}>
+                      Open
+                    </button>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
-      )}
-      {editing && (
-        <form class="card" onSubmit={save} aria-label="Edit variant">
-          <h2>Edit {editing.variant.sku}</h2>
-          <VariantForm draft={editing.draft} onChange={(next) => setEditing({ ...editing, draft: next })} error={editError} label="Save variant" />
-          <ProblemMessage error={editError}>
-            {editError?.problem.code === 'precondition_failed' && (
-              <>
-                Someone else changed this variant.{' '}
-                <button type="button" onClick={() => void startEdit(editing.variant)}>
-                  Reload it
-                </button>
-              </>
-            )}
-          </ProblemMessage>
-        </form>
-      )}
-      {props.canWrite && (
-        <form class="card" onSubmit={create} aria-label="Create variant">
-          <h2>New variant</h2>
-          <VariantForm draft={draft} onChange={setDraft} error={createError} label="Create variant" />
-          <ProblemMessage error={createError} />
-          {created && <p role="status">Created {created}.</p>}
-        </form>
+        {pages.page && items.length === 0 && <p>No variant matches.</p>}
+        <Pager pages={pages} noun="variant" label="Variants" />
+      </div>
+      {panel && (
+        <VariantPanel
+          key={panel.kind === 'variant' ? panel.id : 'new'}
+          target={panel}
+          currency={props.currency}
+          ask={confirmation.ask}
+          onClose={() => setPanel(undefined)}
+          onCreated={(variant) => {
+            confirmation.announce(`Created ${variant.sku}.`);
+            setPanel({ kind: 'variant', id: variant.id });
+            void pages.restart();
+          }}
+          onChanged={replaceRow}
+          onDeleted={(variant) => {
+            setPanel(undefined);
+            confirmation.announce(`Deleted ${variant.sku}.`);
+            void pages.reload();
+          }}
+        />
       )}
     </section>
+  );
+}
+
+type Ask = ReturnType<typeof useConfirmation>['ask'];
+
+/** Actions on the selected rows, sent as one all-or-nothing batch, each row guarded by its ETag. */
+function BatchBar(props: { chosen: Variant[]; currency: string; ask: Ask; onDone: () => void }) {
+  const [price, setPrice] = useState('');
+  const [problem, setProblem] = useState<string>();
+  const count = plural(props.chosen.length, 'variant');
+  const skus = <p class="skus">{props.chosen.map((variant) => variant.sku).join(', ')}</p>;
+  const runBatch = async (operations: object[]) => {
+    await api('POST', '/api/variants/batch', { operations });
+    props.onDone();
+  };
+
+  const changePrice = (event: Event) => {
+    event.preventDefault();
+    const parsed = parseAmount(price, props.currency);
+    if (!parsed.ok) return setProblem(parsed.message);
+    setProblem(undefined);
+    const shown = formatMoney(parsed.minorUnits, props.currency);
+    props.ask({
+      title: `Set the price of ${count} to ${shown}`,
+      message: skus,
+      confirmLabel: `Set ${count} to ${shown}`,
+      reason: 'none',
+      run: async () => {
+        await runBatch(props.chosen.map((variant) => ({ op: 'update', id: variant.id, if_match: etagOf(variant), variant: { ...putFields(variant), price: parsed.minorUnits } })));
+        setPrice('');
+        return `Set the price of ${count} to ${shown}.`;
+      },
+    });
+  };
+  const remove = () =>
+    props.ask({
+      title: `Delete ${count}`,
+      message: skus,
+      confirmLabel: `Delete ${count}`,
+      danger: true,
+      reason: 'none',
+      run: async () => {
+        await runBatch(props.chosen.map((variant) => ({ op: 'delete', id: variant.id, if_match: etagOf(variant) })));
+        return `Deleted ${count}.`;
+      },
+    });
+
+  return (
+    <div class="card batch" role="region" aria-label="Selected variants">
+      <strong>{count} selected</strong>
+      <form class="inline" onSubmit={changePrice} aria-label="Change price of selected">
+        <Field label={`New price in ${props.currency}`} name="batch-price" value={price} onInput={setPrice} message={problem} inputMode="decimal" required />
+        <button type="submit">Change price…</button>
+      </form>
+      <button type="button" class="danger" onClick={remove}>
+        Delete selected…
+      </button>
+    </div>
   );
 }

@@ -1,0 +1,110 @@
+import { useState } from 'preact/hooks';
+import type { ShopEvent } from '../api';
+import { Select, formatTime } from '../components';
+import { Pager, usePages } from '../pages-list';
+import { EVENT_TYPES } from '../../../src/events/event-types';
+
+const FILTERS = ['type', 'actor_id', 'subject_id', 'since', 'until'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** datetime-local has no zone: it is the browser's local time, sent as RFC 3339 UTC. */
+const toLocalInput = (iso: string | null) => {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (local: string) => (local ? new Date(local).toISOString() : '');
+
+const subjectLink = (event: ShopEvent) =>
+  event.subject_type === 'user' ? `#/users/${event.subject_id}` : `#/events?subject_id=${event.subject_id}`;
+
+/**
+ * The audit log with its filters in the address (#/events?subject_id=…), so a record's
+ * "history" link and the browser's back button both work; main.tsx remounts it per address.
+ */
+export function EventsPage(props: { initial: URLSearchParams }) {
+  const [filters, setFilters] = useState<Filters>({
+    type: props.initial.get('type') ?? '',
+    actor_id: props.initial.get('actor_id') ?? '',
+    subject_id: props.initial.get('subject_id') ?? '',
+    since: toLocalInput(props.initial.get('since')),
+    until: toLocalInput(props.initial.get('until')),
+  });
+  const query = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = props.initial.get(name);
+    if (value) query.set(name, value);
+  }
+  const pages = usePages<ShopEvent>(query.size > 0 ? `/api/events?${query}` : '/api/events');
+  const set = (name: keyof Filters) => (value: string) => setFilters({ ...filters, [name]: value });
+
+  const search = (event: Event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    for (const name of FILTERS) {
+      const value = name === 'since' || name === 'until' ? fromLocalInput(filters[name]) : filters[name].trim();
+      if (value) next.set(name, value);
+    }
+    const hash = `#/events${next.size > 0 ? `?${next}` : ''}`;
+    if (location.hash === hash) pages.restart();
+    else location.hash = hash;
+  };
+
+  return (
+    <section aria-labelledby="events-title">
+      <h1 id="events-title">Audit log</h1>
+      <form class="filters" onSubmit={search} role="search" aria-label="Filter events">
+        <Select label="Type" name="type" value={filters.type} options={EVENT_TYPES} onChange={set('type')} anyLabel="any" />
+        <label>
+          Who (user id) <input name="actor_id" value={filters.actor_id} onInput={(event) => set('actor_id')((event.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Subject id <input name="subject_id" value={filters.subject_id} onInput={(event) => set('subject_id')((event.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          From <input name="since" type="datetime-local" value={filters.since} onInput={(event) => set('since')((event.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Until <input name="until" type="datetime-local" value={filters.until} onInput={(event) => set('until')((event.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <div class="table-wrap">
+        <table class="cards">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">What</th>
+              <th scope="col">Who</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.page?.items.map((event) => (
+              <tr key={event.id}>
+                <td data-label="When">{formatTime(event.occurred_at)}</td>
+                <td data-label="What">{event.type}</td>
+                <td data-label="Who">{event.actor_id ? <a href={`#/users/${event.actor_id}`}>{event.actor_id.slice(0, 8)}</a> : 'the service'}</td>
+                <td data-label="Subject">
+                  <a href={subjectLink(event)}>
+                    {event.subject_type} {event.subject_id.slice(0, 8)}
+                  </a>
+                </td>
+                <td data-label="Details">
+                  {typeof event.data.reason === 'string' && <span>“{event.data.reason}” </span>}
+                  <details>
+                    <summary>Data</summary>
+                    <pre>{JSON.stringify(event.data, null, 2)}</pre>
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pages.page?.items.length === 0 && <p>No event matches.</p>}
+      <Pager pages={pages} noun="event" label="Events" />
+    </section>
+  );
+}

@@ -1,0 +1,182 @@
+import { useState } from 'preact/hooks';
+import { api, type ApiError, type Delivery, type Webhook } from '../api';
+import { useConfirmation } from '../confirmation';
+import { Field, ProblemMessage, asApiError, formatTime } from '../components';
+import { Pager, usePages } from '../pages-list';
+
+export function WebhooksPage() {
+  const pages = usePages<Webhook>('/api/webhooks', { counted: false });
+  const confirmation = useConfirmation();
+  const [open, setOpen] = useState<string>();
+
+  const toggle = (webhook: Webhook) =>
+    confirmation.ask({
+      title: `${webhook.enabled ? 'Disable' : 'Enable'} the webhook to ${webhook.url}`,
+      message: <p>{webhook.enabled ? 'No event is sent to it until it is enabled again.' : 'Events that occur from now on are sent to it.'}</p>,
+      confirmLabel: webhook.enabled ? 'Disable' : 'Enable',
+      danger: webhook.enabled,
+      reason: 'none',
+      run: async () => {
+        const body = { url: webhook.url, events: webhook.events, description: webhook.description ?? undefined, enabled: !webhook.enabled };
+        const reply = await api<Webhook>('PUT', `/api/webhooks/${webhook.id}`, body, { 'if-match': `"${webhook.version}"` });
+        pages.replace((rows) => rows.map((row) => (row.id === webhook.id ? reply.body : row)));
+        return `${reply.body.enabled ? 'Enabled' : 'Disabled'} the webhook to ${webhook.url}.`;
+      },
+    });
+  const remove = (webhook: Webhook) =>
+    confirmation.ask({
+      title: `Delete the webhook to ${webhook.url}`,
+      message: <p>Its deliveries stop, pending ones included.</p>,
+      confirmLabel: 'Delete webhook',
+      danger: true,
+      reason: 'none',
+      run: async () => {
+        await api('DELETE', `/api/webhooks/${webhook.id}`, undefined, { 'if-match': `"${webhook.version}"` });
+        await pages.reload();
+        return `Deleted the webhook to ${webhook.url}.`;
+      },
+    });
+
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h1 id="webhooks-title">Webhooks</h1>
+      {confirmation.result}
+      {confirmation.dialog}
+      <NewWebhook onCreated={() => void pages.restart()} />
+      <div class="table-wrap">
+        <table class="cards">
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">Description</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.page?.items.map((webhook) => (
+              <tr key={webhook.id}>
+                <td data-label="URL" class="sku">
+                  {webhook.url}
+                </td>
+                <td data-label="Events">{webhook.events.join(', ')}</td>
+                <td data-label="Description">{webhook.description ?? '—'}</td>
+                <td data-label="State">{webhook.enabled ? 'enabled' : 'disabled'}</td>
+                <td data-label="Actions" class="actions">
+                  <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
+                    Deliveries
+                  </button>
+                  <button type="button" class="secondary" onClick={() => toggle(webhook)}>
+                    {webhook.enabled ? 'Disable…' : 'Enable…'}
+                  </button>
+                  <button type="button" class="danger" onClick={() => remove(webhook)}>
+                    Delete…
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pages.page?.items.length === 0 && <p>No webhooks yet.</p>}
+      <Pager pages={pages} noun="webhook" label="Webhooks" />
+      {open && <Deliveries key={open} webhookId={open} />}
+    </section>
+  );
+}
+
+/** Creation shows the signing secret once, with a copy button: the API never shows it again. */
+function NewWebhook(props: { onCreated: () => void }) {
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState('*');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState<ApiError>();
+  const [secret, setSecret] = useState<string>();
+  const [copied, setCopied] = useState(false);
+  const create = async (event: Event) => {
+    event.preventDefault();
+    const body = {
+      url,
+      events: events.split(',').map((type) => type.trim()).filter(Boolean),
+      ...(description.trim() ? { description } : {}),
+    };
+    try {
+      const reply = await api<Webhook & { secret: string }>('POST', '/api/webhooks', body);
+      setSecret(reply.body.secret);
+      setCopied(false);
+      setError(undefined);
+      setUrl('');
+      setDescription('');
+      props.onCreated();
+    } catch (caught) {
+      setError(asApiError(caught));
+    }
+  };
+  return (
+    <form class="card" onSubmit={create} aria-label="Create webhook">
+      <h2>New webhook</h2>
+      <Field label="URL" name="url" value={url} onInput={setUrl} error={error} type="url" required />
+      <Field label="Events (comma-separated types, or * for all)" name="events" value={events} onInput={setEvents} error={error} required />
+      <Field label="Description (optional)" name="description" value={description} onInput={setDescription} error={error} />
+      <ProblemMessage error={error} />
+      <button type="submit">Create webhook</button>
+      {secret && (
+        <div class="secret" role="status">
+          <p>Signing secret, shown only now: store it with the receiver.</p>
+          <code data-testid="webhook-secret">{secret}</code>{' '}
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              void navigator.clipboard
+                .writeText(secret)
+                .then(() => setCopied(true))
+                .catch(() => setCopied(false))
+            }
+          >
+            Copy secret
+          </button>
+          {copied && <span> Copied.</span>}
+        </div>
+      )}
+    </form>
+  );
+}
+
+function Deliveries(props: { webhookId: string }) {
+  const pages = usePages<Delivery>(`/api/webhooks/${props.webhookId}/deliveries`, { counted: false });
+  return (
+    <section aria-labelledby="deliveries-title" class="card">
+      <h2 id="deliveries-title">Deliveries</h2>
+      <table class="cards compact">
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Status</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Last answer</th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {pages.page?.items.map((delivery) => (
+            <tr key={delivery.id}>
+              <td data-label="Event">{delivery.event_type}</td>
+              <td data-label="Status">{delivery.status}</td>
+              <td data-label="Attempts" class="number">
+                {delivery.attempts}
+              </td>
+              <td data-label="Last answer">{delivery.last_error ?? delivery.last_status_code ?? '—'}</td>
+              <td data-label="Next attempt">{formatTime(delivery.next_attempt_at)}</td>
+              <td data-label="Created">{formatTime(delivery.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {pages.page?.items.length === 0 && <p>No deliveries yet.</p>}
+      <Pager pages={pages} noun="delivery" nouns="deliveries" label="Deliveries" />
+    </section>
+  );
+}

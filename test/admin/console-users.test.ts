@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { signDelivery } from '../../src/events/webhook-signature.js';
+import { noChromium, useConsole } from '../helpers/console-browser.js';
+import { createUser, login, type Session } from '../helpers/test-app.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+describe('admin console: users, audit, webhooks and email links, in a real browser', { skip: noChromium }, () => {
+  const ui = useConsole();
+  let ann: Session;
+  let bob: Session;
+  const receiver = new WebhookReceiver();
+  let hookUrl: string;
+  before(async () => {
+    ann = await createUser(ui.testApp.app, { name: 'Ann Example' });
+    bob = await createUser(ui.testApp.app, { name: 'Bob Example' });
+    hookUrl = await receiver.start();
+  });
+  after(() => receiver.stop());
+
+  const userRow = (id: string) => ui.db().selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const openUser = async (user: Session, name: string) => {
+    await ui.page.goto(`${ui.baseUrl}/admin/#/users/${user.id}`);
+    await ui.page.getByRole('heading', { name }).waitFor();
+  };
+
+  it('starts each customer page blank: an amount typed for one customer never reaches the next', async () => {
+    const { page } = ui;
+    await ui.logIn();
+    await page.getByRole('heading', { name: 'Variants' }).waitFor();
+    await openUser(ann, 'Ann Example');
+    const adjust = page.getByRole('form', { name: 'Adjust balance' });
+    await adjust.getByLabel(/^Amount/).fill('12.50');
+    await adjust.getByLabel('Reason').fill('Refund for order 1');
+    await page.getByRole('form', { name: 'Role' }).getByLabel('Role').selectOption('admin');
+    await openUser(bob, 'Bob Example');
+    assert.equal(await adjust.getByLabel(/^Amount/).inputValue(), '');
+    assert.equal(await adjust.getByLabel('Reason').inputValue(), '');
+    assert.equal(await page.getByRole('form', { name: 'Role' }).getByLabel('Role').inputValue(), 'user');
+    await openUser(ann, 'Ann Example');
+    assert.equal(await adjust.getByLabel(/^Amount/).inputValue(), '', 'nothing waits on the first page either');
+    assert.equal((await userRow(ann.id)).role, 'user');
+  });
+
+  it('credits in dollars after a confirmation naming the customer, once for a double click', async () => {
+    const { page } = ui;
+    await openUser(bob, 'Bob Example');
+    const adjust = page.getByRole('form', { name: 'Adjust balance' });
+    const amountError = adjust.locator('.field', { has: page.getByLabel(/^Amount/) }).getByRole('alert');
+    await adjust.getByLabel('Reason').fill('Goodwill credit');
+    await adjust.getByLabel(/^Amount/).fill('12.505');
+    await adjust.getByRole('button', { name: 'Apply…' }).click();
+    assert.equal(await amountError.innerText(), 'USD has 2 decimal places.');
+    await adjust.getByLabel(/^Amount/).fill('12.50');
+    await adjust.getByRole('button', { name: 'Apply…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(`Bob Example (${bob.email})`).waitFor();
+    await dialog.getByText('The balance becomes $12.50.').waitFor();
+    await ui.shoot('balance-confirmation');
+    await dialog.getByRole('button', { name: 'Credit $12.50' }).dblclick();
+    await page.getByRole('status').getByText('Balance changed by $12.50; now $12.50.').waitFor();
+    await page.getByRole('cell', { name: 'Goodwill credit' }).waitFor();
+    const entries = await ui.db().selectFrom('balance_ledger').selectAll().where('user_id', 'in', [ann.id, bob.id]).execute();
+    assert.deepEqual(entries.map((entry) => [entry.user_id, entry.delta, entry.reason]), [[bob.id, 1250, 'Goodwill credit']], 'one credit, to Bob');
+    await page.getByTestId('balance').getByText('$12.50').waitFor();
+    assert.equal(await adjust.getByLabel(/^Amount/).inputValue(), '', 'the form is cleared after the change');
+  });
+
+  it('changes a role only after a confirmation with a reason, which the audit log shows', async () => {
+    const { page } = ui;
+    const roleForm = page.getByRole('form', { name: 'Role' });
+    await roleForm.getByLabel('Role').selectOption('admin');
+    assert.equal((await userRow(bob.id)).role, 'user', 'choosing in the list saves nothing');
+    await roleForm.getByRole('button', { name: 'Change role…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal((await userRow(bob.id)).role, 'user', 'Cancel changes nothing');
+
+    await roleForm.getByLabel('Role').selectOption('manager');
+    await roleForm.getByRole('button', { name: 'Change role…' }).click();
+    await dialog.getByRole('button', { name: 'Make manager' }).click();
+    assert.equal((await userRow(bob.id)).role, 'user', 'no reason, no change');
+    await dialog.getByLabel('Reason').fill('Runs the Saturday shift');
+    await dialog.getByRole('button', { name: 'Make manager' }).click();
+    await page.getByRole('status').getByText('Role changed to manager.').waitFor();
+    assert.equal((await userRow(bob.id)).role, 'manager');
+    const event = await ui.db().selectFrom('events').selectAll().where('subject_id', '=', bob.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
+    assert.equal(event.data.reason, 'Runs the Saturday shift');
+
+    await page.getByRole('link', { name: 'History of this user' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await page.getByText('“Runs the Saturday shift”').waitFor();
+    await page.getByRole('cell', { name: 'user.balance_changed' }).waitFor();
+    assert.equal(await page.getByRole('search', { name: 'Filter events' }).getByLabel('Subject id').inputValue(), bob.id);
+    await page.getByRole('search', { name: 'Filter events' }).getByLabel('Type').selectOption('user.role_changed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('1 event', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('cell', { name: 'user.balance_changed' }).count(), 0);
+    await ui.shoot('audit-log');
+  });
+
+  it('lists sessions and signs out one, then all, after confirming', async () => {
+    const { page } = ui;
+    const second = await login(ui.testApp.app, bob.email, bob.password);
+    await openUser(bob, 'Bob Example');
+    const sessions = page.getByRole('region', { name: 'Sessions' });
+    const sessionRows = sessions.locator('tbody tr');
+    assert.equal(await sessionRows.count(), 2);
+    await sessionRows.first().getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sign out this session' }).click();
+    await page.getByRole('status').getByText('The session has ended.').waitFor();
+    assert.equal(await sessionRows.count(), 1);
+    const stillOpen = await ui.db().selectFrom('sessions').select('id').where('user_id', '=', bob.id).where('ended_at', 'is', null).execute();
+    assert.equal(stillOpen.length, 1);
+    await sessions.getByRole('button', { name: 'Sign out everywhere…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
+    await sessions.getByText('No open sessions.').waitFor();
+    for (const session of [bob, second]) {
+      const profile = await ui.testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: session.auth });
+      assert.equal(profile.statusCode, 401);
+    }
+  });
+
+  it('suspends after a confirmation, and resends the verification link, which verifies the address from the email', async () => {
+    const { page } = ui;
+    const statusForm = page.getByRole('form', { name: 'Status' });
+    await statusForm.getByLabel('Status').selectOption('suspended');
+    await statusForm.getByRole('button', { name: 'Change status…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Reason').fill('Chargeback under review');
+    await dialog.getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('status').getByText('Status changed to suspended.').waitFor();
+    assert.equal((await userRow(bob.id)).status, 'suspended');
+    await statusForm.getByLabel('Status').selectOption('active');
+    await statusForm.getByRole('button', { name: 'Change status…' }).click();
+    await dialog.getByLabel('Reason').fill('Resolved');
+    await dialog.getByRole('button', { name: 'Reactivate' }).click();
+    await page.getByRole('status').getByText('Status changed to active.').waitFor();
+
+    await page.getByText('not verified').waitFor();
+    const mailsBefore = ui.smtp.mails.length;
+    await page.getByRole('button', { name: 'Resend verification link' }).click();
+    await dialog.getByRole('button', { name: 'Send link' }).click();
+    await page.getByRole('status').getByText(`A verification link is on its way to ${bob.email}.`).waitFor();
+    const link = await ui.linkFor(bob.email, '/admin/#/verify-email?token=', mailsBefore);
+    assert.ok(link.startsWith(`${ui.baseUrl}/admin/#/verify-email?token=`), link);
+    await page.goto(link);
+    await page.getByText('Your email address is verified.').waitFor();
+    assert.equal((await userRow(bob.id)).email_verified, true);
+  });
+
+  it('resets a password from the link of a real email', async () => {
+    const { page } = ui;
+    const requested = await ui.testApp.app.inject({ method: 'POST', url: '/api/auth/password-reset', payload: { email: ann.email } });
+    assert.equal(requested.statusCode, 202);
+    const link = await ui.linkFor(ann.email, '/admin/#/reset-password?token=');
+    await page.goto(link);
+    const form = page.getByRole('form', { name: 'Reset password' });
+    await form.getByLabel(/^New password \(/).fill('fresh-password-42');
+    await form.getByLabel('New password again').fill('fresh-password-43');
+    await form.getByRole('button', { name: 'Set password' }).click();
+    await form.getByText('The two passwords differ.').waitFor();
+    await form.getByLabel('New password again').fill('fresh-password-42');
+    await form.getByRole('button', { name: 'Set password' }).click();
+    await page.getByText('Your password is changed and every session was signed out.').waitFor();
+    await ui.shoot('password-reset');
+    const relogin = await ui.testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: ann.email, password: 'fresh-password-42' } });
+    assert.equal(relogin.statusCode, 200);
+    // The same address again: a fresh load, as opening the email's link a second time would be.
+    await page.goto('about:blank');
+    await page.goto(link);
+    await form.getByLabel(/^New password \(/).fill('another-password-1');
+    await form.getByLabel('New password again').fill('another-password-1');
+    await form.getByRole('button', { name: 'Set password' }).click();
+    await form.getByText(/Ask for a new link/).waitFor();
+  });
+
+  it('lists users with a count in words, a visible link for a blank name, and cards at 390px', async () => {
+    const { page } = ui;
+    await ui.db().updateTable('users').set({ name: '   ' }).where('id', '=', ann.id).execute();
+    await page.goto(`${ui.baseUrl}/admin/#/users`);
+    const search = page.getByRole('search');
+    await search.getByLabel('Search').fill(ann.email);
+    await search.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('1 user', { exact: true }).waitFor();
+    await page.getByRole('link', { name: ann.email }).waitFor();
+    await search.getByLabel('Search').fill('example.com');
+    await search.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Bob Example' }).waitFor();
+    await ui.shoot('users');
+    await ui.shoot('users-390', 390);
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
+    const balance = page.locator('td[data-label="Balance"]').first();
+    const box = await balance.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, 'every column is on screen');
+    await openUser(bob, 'Bob Example');
+    await ui.shoot('user-390', 390);
+    assert.ok((await ui.sidewaysOverflow()) <= 0, "a user's page does not scroll sideways at 390px");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await ui.shoot('user');
+  });
+
+  it('creates a webhook showing its secret once (copied to the clipboard), its deliveries, and disables it', async () => {
+    const { page } = ui;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const create = page.getByRole('form', { name: 'Create webhook' });
+    await create.getByLabel('URL').fill(hookUrl);
+    await create.getByLabel(/^Events/).fill('user.registered');
+    await create.getByLabel(/^Description/).fill('CRM sync');
+    await create.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = await page.getByTestId('webhook-secret').innerText();
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByText('Copied.').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+    await page.getByRole('cell', { name: 'CRM sync' }).waitFor();
+
+    receiver.answer = () => 503;
+    await createUser(ui.testApp.app, { name: 'Webhook trigger' });
+    await ui.testApp.app.jobs.runNow('deliver-webhooks');
+    // The delivery loop may have sent it a moment before runNow looked: wait for it, with a deadline.
+    for (let waited = 0; receiver.received.length === 0 && waited < 15_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    const delivery = receiver.received.at(-1)!;
+    const signature = signDelivery(secret, String(delivery.headers['webhook-id']), Number(delivery.headers['webhook-timestamp']), delivery.body);
+    assert.equal(delivery.headers['webhook-signature'], signature, 'the secret shown signs the deliveries');
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    await deliveries.getByRole('cell', { name: 'user.registered' }).waitFor();
+    await deliveries.getByRole('cell', { name: '503' }).waitFor();
+    await ui.shoot('webhooks');
+
+    await page.getByRole('button', { name: 'Disable…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('status').getByText(`Disabled the webhook to ${hookUrl}.`).waitFor();
+    const stored = await ui.db().selectFrom('webhooks').selectAll().executeTakeFirstOrThrow();
+    assert.equal(stored.enabled, false);
+    await page.reload();
+    await page.getByRole('cell', { name: 'disabled' }).waitFor();
+    assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is never shown again');
+  });
+
+  it('tells a customer that the console is for staff', async () => {
+    const { page } = ui;
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await ui.logIn(ann.email, 'fresh-password-42');
+    await page.getByRole('heading', { name: 'This console is for staff' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Users' }).count(), 0);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('form', { name: 'Log in' }).waitFor();
+  });
+});

@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { freePort } from './service-process.js';
+import { SmtpCatcher } from './smtp-catcher.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, buildTestApp, type TestApp } from './test-app.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const noChromium = !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}`;
+// `npm run screenshots` refreshes the README's pictures; ordinary runs keep theirs out of the tree.
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : path.join(tmpdir(), 'shop-console-screenshots');
+
+/**
+ * The built console served by a real app (with a real SMTP server for its emails, and the
+ * links in them pointing at it) in Debian's Chromium: one browser page for a describe block.
+ */
+export function useConsole() {
+  const fixture = {} as { testApp: TestApp; browser: Browser; page: Page; baseUrl: string; smtp: SmtpCatcher };
+  before(async () => {
+    fixture.smtp = new SmtpCatcher();
+    const smtpUrl = await fixture.smtp.start();
+    const port = Number(await freePort());
+    fixture.baseUrl = `http://127.0.0.1:${port}`;
+    fixture.testApp = await buildTestApp({ environment: { SMTP_URL: smtpUrl, PUBLIC_URL: fixture.baseUrl, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    await fixture.testApp.app.listen({ port, host: '127.0.0.1' });
+    fixture.browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await fixture.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.baseUrl });
+    fixture.page = await context.newPage();
+    fixture.page.setDefaultTimeout(10_000);
+    await mkdir(SCREENSHOTS, { recursive: true });
+  });
+  after(async () => {
+    await fixture.browser?.close();
+    await fixture.testApp?.close();
+    await fixture.smtp?.stop();
+  });
+
+  return Object.assign(fixture, {
+    db: () => fixture.testApp.app.db,
+    async shoot(name: string, width = 1280) {
+      await fixture.page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+      await fixture.page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+    },
+    async logIn(email = ADMIN_EMAIL, password = ADMIN_PASSWORD) {
+      await fixture.page.goto(`${fixture.baseUrl}/admin/`);
+      const form = fixture.page.getByRole('form', { name: 'Log in' });
+      await form.getByLabel('Email').fill(email);
+      await form.getByLabel('Password').fill(password);
+      await form.getByRole('button', { name: 'Log in' }).click();
+    },
+    /** How far the page scrolls sideways: more than 0 hides something off-screen. */
+    sidewaysOverflow: () => fixture.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+    /** The link of the newest email to `address` whose link contains `linkPath`, among those after the first `skip`. */
+    async linkFor(address: string, linkPath: string, skip = 0): Promise<string> {
+      for (let waited = 0; waited < 15_000; waited += 50) {
+        const mail = fixture.smtp.mails.slice(skip).reverse().find((candidate) => candidate.to.includes(address) && candidate.text.includes(linkPath));
+        const link = mail?.text.match(/https?:\/\/\S+?token=[A-Za-z0-9_-]{43}/)?.[0];
+        if (link) return link;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no mail to ${address} with ${linkPath}`);
+    },
+  });
+}
