@@ -5,10 +5,9 @@ import { ProblemMessage, asApiError } from './components';
 /**
  * A cursor-paged list of the API: `path` is the list's URL with its filters (no cursor); a new
  * path starts again at the first page. Replies that arrive after a newer request are dropped,
- * so a slow first search never overwrites a faster second one. Lists that cannot count say
- * `counted: false`.
+ * so a slow first search never overwrites a faster second one.
  */
-export function usePages<Item>(path: string | undefined, options: { limit?: number; counted?: boolean } = {}) {
+export function usePages<Item>(path: string | undefined, options: { limit?: number } = {}) {
   const [earlierCursors, setEarlierCursors] = useState<(string | undefined)[]>([]);
   const [cursor, setCursor] = useState<string>();
   const [page, setPage] = useState<Page<Item>>();
@@ -19,8 +18,7 @@ export function usePages<Item>(path: string | undefined, options: { limit?: numb
     if (!path) return;
     const request = (latest.current += 1);
     const separator = path.includes('?') ? '&' : '?';
-    const query = new URLSearchParams({ limit: String(options.limit ?? 20) });
-    if (options.counted !== false) query.set('include_total', 'true');
+    const query = new URLSearchParams({ limit: String(options.limit ?? 20), include_total: 'true' });
     if (at) query.set('cursor', at);
     try {
       const reply = await api<Page<Item>>('GET', `${path}${separator}${query}`);

@@ -106,6 +106,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await openUser(bob, 'Bob Example');
     const sessions = page.getByRole('region', { name: 'Sessions' });
     const sessionRows = sessions.locator('tbody tr');
+    await sessionRows.nth(1).waitFor();
     assert.equal(await sessionRows.count(), 2);
     await sessionRows.first().getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Sign out this session' }).click();

@@ -184,7 +184,7 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
 
   it('turns the variants table into cards at 390px, with every action on screen', async () => {
     const { page } = ui;
-    await ui.shoot('variants-390', 390);
+    await ui.shoot('variants-390', 390, false);
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
     const open = page.getByRole('button', { name: /^Open CONSOLE-LONG/ }).first();
     const box = await open.boundingBox();

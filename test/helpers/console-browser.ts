@@ -44,9 +44,10 @@ export function useConsole() {
 
   return Object.assign(fixture, {
     db: () => fixture.testApp.app.db,
-    async shoot(name: string, width = 1280) {
+    /** A picture of the page at `width`, whole or (`fullPage: false`) as much as a screen shows. */
+    async shoot(name: string, width = 1280, fullPage = true) {
       await fixture.page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
-      await fixture.page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+      await fixture.page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage });
     },
     async logIn(email = ADMIN_EMAIL, password = ADMIN_PASSWORD) {
       await fixture.page.goto(`${fixture.baseUrl}/admin/`);

@@ -49,9 +49,12 @@ export function UserDetailPage(props: { id: string; me: User }) {
         <dt>Created</dt>
         <dd>{formatTime(user.created_at)}</dd>
       </dl>
-      <p>
-        {isAdmin && <a href={`#/events?subject_id=${user.id}`}>History of this user</a>}
-      </p>
+      {isAdmin && (
+        <p class="actions">
+          <a href={`#/events?subject_id=${user.id}`}>History of this user</a>
+          {user.role !== 'user' && <a href={`#/events?actor_id=${user.id}`}>Changes made by this user</a>}
+        </p>
+      )}
       {isAdmin && (
         <div class="actions">
           {!user.email_verified && (

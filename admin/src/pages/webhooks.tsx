@@ -5,7 +5,7 @@ import { Field, ProblemMessage, asApiError, formatTime } from '../components';
 import { Pager, usePages } from '../pages-list';
 
 export function WebhooksPage() {
-  const pages = usePages<Webhook>('/api/webhooks', { counted: false });
+  const pages = usePages<Webhook>('/api/webhooks');
   const confirmation = useConfirmation();
   const [open, setOpen] = useState<string>();
 
@@ -63,16 +63,18 @@ export function WebhooksPage() {
                 <td data-label="Events">{webhook.events.join(', ')}</td>
                 <td data-label="Description">{webhook.description ?? '—'}</td>
                 <td data-label="State">{webhook.enabled ? 'enabled' : 'disabled'}</td>
-                <td data-label="Actions" class="actions">
-                  <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
-                    Deliveries
-                  </button>
-                  <button type="button" class="secondary" onClick={() => toggle(webhook)}>
-                    {webhook.enabled ? 'Disable…' : 'Enable…'}
-                  </button>
-                  <button type="button" class="danger" onClick={() => remove(webhook)}>
-                    Delete…
-                  </button>
+                <td data-label="Actions">
+                  <div class="actions">
+                    <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
+                      Deliveries
+                    </button>
+                    <button type="button" class="secondary" onClick={() => toggle(webhook)}>
+                      {webhook.enabled ? 'Disable…' : 'Enable…'}
+                    </button>
+                    <button type="button" class="danger" onClick={() => remove(webhook)}>
+                      Delete…
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
@@ -145,7 +147,7 @@ function NewWebhook(props: { onCreated: () => void }) {
 }
 
 function Deliveries(props: { webhookId: string }) {
-  const pages = usePages<Delivery>(`/api/webhooks/${props.webhookId}/deliveries`, { counted: false });
+  const pages = usePages<Delivery>(`/api/webhooks/${props.webhookId}/deliveries`);
   return (
     <section aria-labelledby="deliveries-title" class="card">
       <h2 id="deliveries-title">Deliveries</h2>
