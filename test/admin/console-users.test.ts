@@ -241,13 +241,52 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is never shown again');
   });
 
+  it("passes axe-core's WCAG 2.1 AA rules on every page, and its dialogs work by keyboard", async () => {
+    const { page } = ui;
+    const pages: [string, string][] = [
+      ['#/variants', 'Variants'],
+      ['#/users', 'Users'],
+      [`#/users/${bob.id}`, 'Bob Example'],
+      ['#/events', 'Audit log'],
+      ['#/webhooks', 'Webhooks'],
+      ['#/profile', 'My profile'],
+    ];
+    for (const [hash, heading] of pages) {
+      await page.goto(`${ui.baseUrl}/admin/${hash}`);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      assert.deepEqual(await ui.accessibilityViolations(), [], hash);
+    }
+    await page.goto(`${ui.baseUrl}/admin/#/variants`);
+    await page.getByRole('button', { name: 'New variant' }).click();
+    await page.getByRole('form', { name: 'Create variant' }).waitFor();
+    assert.deepEqual(await ui.accessibilityViolations(), [], 'the side panel');
+
+    await page.goto(`${ui.baseUrl}/admin/#/users/${bob.id}`);
+    await page.getByRole('heading', { name: 'Bob Example' }).waitFor();
+    const roleSelect = page.getByRole('form', { name: 'Role' }).getByLabel('Role');
+    await roleSelect.selectOption('user');
+    await roleSelect.focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'reason', 'focus moves into the dialog');
+    assert.deepEqual(await ui.accessibilityViolations(), [], 'the confirmation dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Change role…', 'focus returns to the button that opened it');
+    assert.equal((await userRow(bob.id)).role, 'manager', 'Escape changes nothing');
+  });
+
   it('tells a customer that the console is for staff', async () => {
     const { page } = ui;
     await page.getByRole('button', { name: 'Log out' }).click();
     await ui.logIn(ann.email, 'fresh-password-42');
     await page.getByRole('heading', { name: 'This console is for staff' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'Users' }).count(), 0);
+    assert.deepEqual(await ui.accessibilityViolations(), [], 'the staff-only page');
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('form', { name: 'Log in' }).waitFor();
+    assert.deepEqual(await ui.accessibilityViolations(), [], 'the login page');
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
@@ -7,6 +8,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort } from './service-process.js';
 import { SmtpCatcher } from './smtp-catcher.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, buildTestApp, type TestApp } from './test-app.js';
+
+const AXE_SCRIPT = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const noChromium = !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}`;
@@ -55,6 +58,20 @@ export function useConsole() {
       await form.getByLabel('Email').fill(email);
       await form.getByLabel('Password').fill(password);
       await form.getByRole('button', { name: 'Log in' }).click();
+    },
+    /**
+     * The WCAG 2.1 A and AA rules axe-core finds broken on the page as it is now (labels,
+     * names, contrast, landmarks), as "rule: element" lines; none is the goal.
+     */
+    async accessibilityViolations(): Promise<string[]> {
+      // Evaluated through the DevTools protocol, so the console keeps running under the service's CSP.
+      await fixture.page.evaluate(await readFile(AXE_SCRIPT, 'utf8'));
+      const violations = await fixture.page.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+        const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+        return result.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+      });
+      return violations;
     },
     /** How far the page scrolls sideways: more than 0 hides something off-screen. */
     sidewaysOverflow: () => fixture.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
