@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signDelivery } from '../../src/events/webhook-signature.js';
 import { noChromium, useConsole } from '../helpers/console-browser.js';
-import { createUser, login, type Session } from '../helpers/test-app.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, login, type Session } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 describe('admin console: users, audit, webhooks and email links, in a real browser', { skip: noChromium }, () => {
@@ -239,6 +239,24 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await page.reload();
     await page.getByRole('cell', { name: 'disabled' }).waitFor();
     assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is never shown again');
+  });
+
+  it('shows staff their own sessions on their profile, and signs out another one of them', async () => {
+    const { page } = ui;
+    const phone = await login(ui.testApp.app, ADMIN_EMAIL, ADMIN_PASSWORD);
+    await page.goto(`${ui.baseUrl}/admin/#/profile`);
+    await page.getByText('Your email address is verified.').waitFor();
+    const sessions = page.getByRole('region', { name: 'My sessions' });
+    await sessions.getByRole('cell', { name: 'this browser' }).waitFor();
+    const phoneSid = JSON.parse(Buffer.from(phone.accessToken.split('.')[1]!, 'base64url').toString()).sid as string;
+    const phoneRow = sessions.locator('tbody tr').filter({ has: page.getByRole('button', { name: 'Sign out' }) });
+    assert.equal(await phoneRow.count(), 1, 'the phone is the only other session');
+    await phoneRow.first().getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sign out this session' }).click();
+    await sessions.getByRole('status').getByText('The session has ended.').waitFor();
+    const ended = await ui.db().selectFrom('sessions').select('ended_at').where('id', '=', phoneSid).executeTakeFirstOrThrow();
+    assert.notEqual(ended.ended_at, null, "the other session ended; this browser's goes on");
+    await sessions.getByRole('cell', { name: 'this browser' }).waitFor();
   });
 
   it("passes axe-core's WCAG 2.1 AA rules on every page, and its dialogs work by keyboard", async () => {

@@ -1,6 +1,8 @@
-import { useState } from 'preact/hooks';
-import { api, replaceTokens, type ApiError, type User } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, replaceTokens, type ApiError, type Session, type User } from '../api';
+import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, asApiError } from '../components';
+import { SessionsTable, endSessionMessage } from '../sessions-table';
 
 export function ProfilePage(props: { me: User; onChanged: (user: User) => void }) {
   const [name, setName] = useState(props.me.name);
@@ -47,6 +49,7 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
   return (
     <section aria-labelledby="profile-title">
       <h1 id="profile-title">My profile</h1>
+      <Verification me={props.me} />
       <form class="card" onSubmit={saveProfile} aria-label="Profile">
         <Field label="Name" name="name" value={name} onInput={setName} error={profileError} required />
         <Field label="Email" name="email" value={email} onInput={setEmail} error={profileError} type="email" required />
@@ -63,6 +66,68 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
         {passwordChanged && <p role="status">Password changed; other sessions were signed out.</p>}
         <button type="submit">Change password</button>
       </form>
+      <MySessions />
+    </section>
+  );
+}
+
+function Verification(props: { me: User }) {
+  const [sent, setSent] = useState<string>();
+  const [error, setError] = useState<ApiError>();
+  if (props.me.email_verified) return <p>Your email address is verified.</p>;
+  const resend = async () => {
+    try {
+      await api('POST', '/api/auth/verify-email/resend');
+      setSent(`A verification link is on its way to ${props.me.email}.`);
+    } catch (caught) {
+      setError(asApiError(caught));
+    }
+  };
+  return (
+    <div class="actions">
+      <span class="badge">email not verified</span>
+      <button type="button" class="secondary" onClick={() => void resend()}>
+        Send me a verification link
+      </button>
+      <ProblemMessage error={error} />
+      {sent && <p role="status">{sent}</p>}
+    </div>
+  );
+}
+
+/** The caller's own sessions: a lost phone is signed out from here. */
+function MySessions() {
+  const [sessions, setSessions] = useState<Session[]>();
+  const [error, setError] = useState<ApiError>();
+  const confirmation = useConfirmation();
+  const load = async () => {
+    try {
+      setSessions((await api<{ items: Session[] }>('GET', '/api/auth/sessions')).body.items);
+    } catch (caught) {
+      setError(asApiError(caught));
+    }
+  };
+  useEffect(() => void load(), []);
+  const end = (session: Session) =>
+    confirmation.ask({
+      title: 'Sign out of this session',
+      message: endSessionMessage(session),
+      confirmLabel: 'Sign out this session',
+      danger: true,
+      reason: 'none',
+      run: async () => {
+        await api('DELETE', `/api/auth/sessions/${session.id}`);
+        await load();
+        return 'The session has ended.';
+      },
+    });
+  return (
+    <section aria-labelledby="my-sessions-title">
+      <h2 id="my-sessions-title">My sessions</h2>
+      {confirmation.result}
+      {confirmation.dialog}
+      <ProblemMessage error={error} />
+      {sessions && <SessionsTable sessions={sessions} onEnd={end} />}
     </section>
   );
 }

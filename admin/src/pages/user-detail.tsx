@@ -4,6 +4,7 @@ import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, usePages } from '../pages-list';
+import { SessionsTable, endSessionMessage } from '../sessions-table';
 
 /**
  * One user's page. main.tsx keys it by the user's id, so moving to another user starts from
@@ -219,7 +220,7 @@ function Sessions(props: { user: User; ask: Ask }) {
   const end = (session?: Session) =>
     props.ask({
       title: session ? 'Sign out of one session' : `Sign ${displayName(user)} out everywhere`,
-      message: <p>{session ? `The session from ${session.user_agent ?? 'an unknown client'} ends at once.` : 'Every session ends at once; they must sign in again.'}</p>,
+      message: session ? endSessionMessage(session) : <p>Every session ends at once; they must sign in again.</p>,
       confirmLabel: session ? 'Sign out this session' : 'Sign out everywhere',
       danger: true,
       reason: 'none',
@@ -236,34 +237,7 @@ function Sessions(props: { user: User; ask: Ask }) {
       {sessions && sessions.length === 0 && <p>No open sessions.</p>}
       {sessions && sessions.length > 0 && (
         <>
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">Client</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {sessions.map((session) => (
-                  <tr key={session.id}>
-                    <td data-label="Client">{session.user_agent ?? 'unknown'}</td>
-                    <td data-label="Address">{session.ip ?? '—'}</td>
-                    <td data-label="Started">{formatTime(session.created_at)}</td>
-                    <td data-label="Last used">{formatTime(session.last_used_at)}</td>
-                    <td data-label="Actions">
-                      <button type="button" class="secondary" onClick={() => end(session)}>
-                        Sign out
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <SessionsTable sessions={sessions} onEnd={end} />
           <button type="button" class="danger" onClick={() => end()}>
             Sign out everywhere…
           </button>
