@@ -1,41 +1,30 @@
 import type { Session } from './api';
 import { formatTime } from './components';
+import { DataTable } from './data-table';
 
 /** Sessions with a sign-out button each; the session of this browser is marked, not offered. */
 export function SessionsTable(props: { sessions: Session[]; onEnd: (session: Session) => void }) {
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <thead>
-          <tr>
-            <th scope="col">Client</th>
-            <th scope="col">Address</th>
-            <th scope="col">Started</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.sessions.map((session) => (
-            <tr key={session.id}>
-              <td data-label="Client">{session.user_agent ?? 'unknown'}</td>
-              <td data-label="Address">{session.ip ?? '—'}</td>
-              <td data-label="Started">{formatTime(session.created_at)}</td>
-              <td data-label="Last used">{formatTime(session.last_used_at)}</td>
-              <td data-label="Actions">
-                {session.current ? (
-                  'this browser'
-                ) : (
-                  <button type="button" class="secondary" onClick={() => props.onEnd(session)}>
-                    Sign out
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      items={props.sessions}
+      columns={[
+        { label: 'Client', cell: (session) => session.user_agent ?? 'unknown' },
+        { label: 'Address', cell: (session) => session.ip ?? '—' },
+        { label: 'Started', cell: (session) => formatTime(session.created_at) },
+        { label: 'Last used', cell: (session) => formatTime(session.last_used_at) },
+        {
+          label: 'Actions',
+          cell: (session) =>
+            session.current ? (
+              'this browser'
+            ) : (
+              <button type="button" class="secondary" onClick={() => props.onEnd(session)}>
+                Sign out
+              </button>
+            ),
+        },
+      ]}
+    />
   );
 }
 

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ShopEvent } from '../api';
 import { Select, formatTime } from '../components';
+import { DataTable } from '../data-table';
 import { Pager, usePages } from '../pages-list';
 import { EVENT_TYPES } from '../../../src/events/event-types';
 
@@ -69,40 +70,27 @@ export function EventsPage(props: { initial: URLSearchParams }) {
         </label>
         <button type="submit">Filter</button>
       </form>
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">What</th>
-              <th scope="col">Who</th>
-              <th scope="col">Subject</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pages.page?.items.map((event) => (
-              <tr key={event.id}>
-                <td data-label="When">{formatTime(event.occurred_at)}</td>
-                <td data-label="What">{event.type}</td>
-                <td data-label="Who">{event.actor_id ? <a href={`#/users/${event.actor_id}`}>{event.actor_id.slice(0, 8)}</a> : 'the service'}</td>
-                <td data-label="Subject">
-                  <a href={subjectLink(event)}>
-                    {event.subject_type} {event.subject_id.slice(0, 8)}
-                  </a>
-                </td>
-                <td data-label="Details">
-                  {typeof event.data.reason === 'string' && <span>“{event.data.reason}” </span>}
-                  <details>
-                    <summary>Data</summary>
-                    <pre>{JSON.stringify(event.data, null, 2)}</pre>
-                  </details>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        items={pages.page?.items ?? []}
+        columns={[
+          { label: 'When', cell: (event) => formatTime(event.occurred_at) },
+          { label: 'What', cell: (event) => event.type },
+          { label: 'Who', cell: (event) => (event.actor_id ? <a href={`#/users/${event.actor_id}`}>{event.actor_id.slice(0, 8)}</a> : 'the service') },
+          { label: 'Subject', cell: (event) => <a href={subjectLink(event)}>{event.subject_type} {event.subject_id.slice(0, 8)}</a> },
+          {
+            label: 'Details',
+            cell: (event) => (
+              <>
+                {typeof event.data.reason === 'string' && <span>“{event.data.reason}” </span>}
+                <details>
+                  <summary>Data</summary>
+                  <pre>{JSON.stringify(event.data, null, 2)}</pre>
+                </details>
+              </>
+            ),
+          },
+        ]}
+      />
       {pages.page?.items.length === 0 && <p>No event matches.</p>}
       <Pager pages={pages} noun="event" label="Events" />
     </section>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ApiError, type LedgerEntry, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
+import { DataTable } from '../data-table';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, usePages } from '../pages-list';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
@@ -259,32 +260,15 @@ function Ledger(props: { user: User }) {
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Change</th>
-              <th scope="col">Balance after</th>
-              <th scope="col">Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pages.page?.items.map((entry) => (
-              <tr key={entry.id}>
-                <td data-label="When">{formatTime(entry.created_at)}</td>
-                <td data-label="Change" class="number">
-                  {formatMoney(entry.delta, entry.currency)}
-                </td>
-                <td data-label="Balance after" class="number">
-                  {formatMoney(entry.balance_after, entry.currency)}
-                </td>
-                <td data-label="Reason">{entry.reason}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        items={pages.page?.items ?? []}
+        columns={[
+          { label: 'When', cell: (entry) => formatTime(entry.created_at) },
+          { label: 'Change', numeric: true, cell: (entry) => formatMoney(entry.delta, entry.currency) },
+          { label: 'Balance after', numeric: true, cell: (entry) => formatMoney(entry.balance_after, entry.currency) },
+          { label: 'Reason', cell: (entry) => entry.reason },
+        ]}
+      />
       <Pager pages={pages} noun="entry" nouns="entries" label="Ledger" />
     </section>
   );

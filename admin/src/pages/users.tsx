@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { User } from '../api';
 import { ROLES, STATUSES, Select, displayName, formatTime } from '../components';
+import { DataTable } from '../data-table';
 import { formatMoney } from '../money';
 import { Pager, usePages } from '../pages-list';
 
@@ -34,38 +35,17 @@ export function UsersPage() {
         <button type="submit">Search</button>
       </form>
       {pages.page && (
-        <div class="table-wrap">
-          <table class="cards">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Balance</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pages.page.items.map((user) => (
-                <tr key={user.id}>
-                  <td data-label="Name">
-                    <a href={`#/users/${user.id}`}>{displayName(user)}</a>
-                  </td>
-                  <td data-label="Email">
-                    {user.email} {!user.email_verified && <span class="badge">not verified</span>}
-                  </td>
-                  <td data-label="Role">{user.role}</td>
-                  <td data-label="Status">{user.status}</td>
-                  <td data-label="Balance" class="number">
-                    {formatMoney(user.balance, user.currency)}
-                  </td>
-                  <td data-label="Created">{formatTime(user.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={pages.page.items}
+          columns={[
+            { label: 'Name', cell: (user) => <a href={`#/users/${user.id}`}>{displayName(user)}</a> },
+            { label: 'Email', cell: (user) => <>{user.email} {!user.email_verified && <span class="badge">not verified</span>}</> },
+            { label: 'Role', cell: (user) => user.role },
+            { label: 'Status', cell: (user) => user.status },
+            { label: 'Balance', numeric: true, cell: (user) => formatMoney(user.balance, user.currency) },
+            { label: 'Created', cell: (user) => formatTime(user.created_at) },
+          ]}
+        />
       )}
       <Pager pages={pages} noun="user" label="Users" />
     </section>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ApiError, type Reservation, type StockMovement, type Variant } from '../api';
 import type { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError, formatTime } from '../components';
+import { DataTable } from '../data-table';
 import { parseAmount, toMajorUnits } from '../money';
 import { Pager, usePages } from '../pages-list';
 
@@ -275,33 +276,16 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
         <button type="submit">Adjust stock</button>
       </form>
       <h4>Movements</h4>
-      <table class="cards compact">
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Change</th>
-            <th scope="col">Stock after</th>
-            <th scope="col">Reason</th>
-          </tr>
-        </thead>
-        <tbody>
-          {movements.page?.items.map((movement) => (
-            <tr key={movement.id}>
-              <td data-label="When">{formatTime(movement.created_at)}</td>
-              <td data-label="Change" class="number">
-                {movement.delta > 0 ? `+${movement.delta}` : movement.delta}
-              </td>
-              <td data-label="Stock after" class="number">
-                {movement.stock_after}
-              </td>
-              <td data-label="Reason">
-                {movement.reason}
-                {movement.reference && <span class="reference"> ({movement.reference})</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        compact
+        items={movements.page?.items ?? []}
+        columns={[
+          { label: 'When', cell: (movement) => formatTime(movement.created_at) },
+          { label: 'Change', numeric: true, cell: (movement) => (movement.delta > 0 ? `+${movement.delta}` : movement.delta) },
+          { label: 'Stock after', numeric: true, cell: (movement) => movement.stock_after },
+          { label: 'Reason', cell: (movement) => <>{movement.reason}{movement.reference && <span class="reference"> ({movement.reference})</span>}</> },
+        ]}
+      />
       <Pager pages={movements} noun="movement" label="Movements" />
     </section>
   );
@@ -321,28 +305,16 @@ function ReservationsSection(props: { variant: Variant }) {
       <h3 id="reservations-title">Active reservations</h3>
       {reservations.page?.items.length === 0 && <p>None: no units are held.</p>}
       {reservations.page && reservations.page.items.length > 0 && (
-        <table class="cards compact">
-          <thead>
-            <tr>
-              <th scope="col">Reference</th>
-              <th scope="col">Units</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-            </tr>
-          </thead>
-          <tbody>
-            {reservations.page.items.map((reservation) => (
-              <tr key={reservation.id}>
-                <td data-label="Reference">{reservation.reference ?? reservation.id}</td>
-                <td data-label="Units" class="number">
-                  {reservation.lines.find((line) => line.variant_id === variant.id)?.quantity}
-                </td>
-                <td data-label="Created">{formatTime(reservation.created_at)}</td>
-                <td data-label="Expires">{formatTime(reservation.expires_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          compact
+          items={reservations.page.items}
+          columns={[
+            { label: 'Reference', cell: (reservation) => reservation.reference ?? reservation.id },
+            { label: 'Units', numeric: true, cell: (reservation) => reservation.lines.find((line) => line.variant_id === variant.id)?.quantity },
+            { label: 'Created', cell: (reservation) => formatTime(reservation.created_at) },
+            { label: 'Expires', cell: (reservation) => formatTime(reservation.expires_at) },
+          ]}
+        />
       )}
       <Pager pages={reservations} noun="reservation" label="Reservations" />
     </section>

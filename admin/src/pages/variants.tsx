@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type Variant } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field } from '../components';
+import { DataTable } from '../data-table';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, plural, usePages } from '../pages-list';
 import { VariantPanel, type PanelTarget } from './variant-panel';
@@ -83,61 +84,40 @@ export function VariantsPage(props: { currency: string }) {
             }}
           />
         )}
-        <div class="table-wrap">
-          <table class="cards variants">
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select every variant on this page"
-                    checked={items.length > 0 && chosen.length === items.length}
-                    onChange={(event) => setSelected(new Set((event.target as HTMLInputElement).checked ? items.map((variant) => variant.id) : []))}
-                  />
-                </th>
-                <th scope="col">SKU</th>
-                <th scope="col">Name</th>
-                <th scope="col">Product</th>
-                <th scope="col">Price</th>
-                <th scope="col">Stock</th>
-                <th scope="col">Reserved</th>
-                <th scope="col">Available</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((variant) => (
-                <tr key={variant.id} class={panel?.kind === 'variant' && panel.id === variant.id ? 'current' : undefined}>
-                  <td data-label="Select">
-                    <input type="checkbox" aria-label={`Select ${variant.sku}`} checked={selected.has(variant.id)} onChange={() => toggle(variant.id)} />
-                  </td>
-                  <td data-label="SKU" class="sku">
-                    {variant.sku}
-                  </td>
-                  <td data-label="Name">{variant.name}</td>
-                  <td data-label="Product">{variant.product_id}</td>
-                  <td data-label="Price" class="number">
-                    {formatMoney(variant.price, variant.currency)}
-                  </td>
-                  <td data-label="Stock" class="number">
-                    {variant.stock}
-                  </td>
-                  <td data-label="Reserved" class="number">
-                    {variant.reserved}
-                  </td>
-                  <td data-label="Available" class="number">
-                    {variant.available}
-                  </td>
-                  <td data-label="Actions">
-                    <button type="button" class="secondary" aria-label={`Open ${variant.sku}`} onClick={() => setPanel({ kind: 'variant', id: variant.id })}>
-                      Open
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          className="variants"
+          items={items}
+          rowClass={(variant) => (panel?.kind === 'variant' && panel.id === variant.id ? 'current' : undefined)}
+          columns={[
+            {
+              label: 'Select',
+              header: (
+                <input
+                  type="checkbox"
+                  aria-label="Select every variant on this page"
+                  checked={items.length > 0 && chosen.length === items.length}
+                  onChange={(event) => setSelected(new Set((event.target as HTMLInputElement).checked ? items.map((variant) => variant.id) : []))}
+                />
+              ),
+              cell: (variant) => <input type="checkbox" aria-label={`Select ${variant.sku}`} checked={selected.has(variant.id)} onChange={() => toggle(variant.id)} />,
+            },
+            { label: 'SKU', wraps: true, cell: (variant) => variant.sku },
+            { label: 'Name', cell: (variant) => variant.name },
+            { label: 'Product', cell: (variant) => variant.product_id },
+            { label: 'Price', numeric: true, cell: (variant) => formatMoney(variant.price, variant.currency) },
+            { label: 'Stock', numeric: true, cell: (variant) => variant.stock },
+            { label: 'Reserved', numeric: true, cell: (variant) => variant.reserved },
+            { label: 'Available', numeric: true, cell: (variant) => variant.available },
+            {
+              label: 'Actions',
+              cell: (variant) => (
+                <button type="button" class="secondary" aria-label={`Open ${variant.sku}`} onClick={() => setPanel({ kind: 'variant', id: variant.id })}>
+                  Open
+                </button>
+              ),
+            },
+          ]}
+        />
         {pages.page && items.length === 0 && <p>No variant matches.</p>}
         <Pager pages={pages} noun="variant" label="Variants" />
       </div>

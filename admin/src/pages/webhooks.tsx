@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type ApiError, type Delivery, type Webhook } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, asApiError, formatTime } from '../components';
+import { DataTable } from '../data-table';
 import { Pager, usePages } from '../pages-list';
 
 export function WebhooksPage() {
@@ -43,44 +44,31 @@ export function WebhooksPage() {
       {confirmation.result}
       {confirmation.dialog}
       <NewWebhook onCreated={() => void pages.restart()} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">Description</th>
-              <th scope="col">State</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pages.page?.items.map((webhook) => (
-              <tr key={webhook.id}>
-                <td data-label="URL" class="sku">
-                  {webhook.url}
-                </td>
-                <td data-label="Events">{webhook.events.join(', ')}</td>
-                <td data-label="Description">{webhook.description ?? '—'}</td>
-                <td data-label="State">{webhook.enabled ? 'enabled' : 'disabled'}</td>
-                <td data-label="Actions">
-                  <div class="actions">
-                    <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
-                      Deliveries
-                    </button>
-                    <button type="button" class="secondary" onClick={() => toggle(webhook)}>
-                      {webhook.enabled ? 'Disable…' : 'Enable…'}
-                    </button>
-                    <button type="button" class="danger" onClick={() => remove(webhook)}>
-                      Delete…
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        items={pages.page?.items ?? []}
+        columns={[
+          { label: 'URL', wraps: true, cell: (webhook) => webhook.url },
+          { label: 'Events', cell: (webhook) => webhook.events.join(', ') },
+          { label: 'Description', cell: (webhook) => webhook.description ?? '—' },
+          { label: 'State', cell: (webhook) => (webhook.enabled ? 'enabled' : 'disabled') },
+          {
+            label: 'Actions',
+            cell: (webhook) => (
+              <div class="actions">
+                <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
+                  Deliveries
+                </button>
+                <button type="button" class="secondary" onClick={() => toggle(webhook)}>
+                  {webhook.enabled ? 'Disable…' : 'Enable…'}
+                </button>
+                <button type="button" class="danger" onClick={() => remove(webhook)}>
+                  Delete…
+                </button>
+              </div>
+            ),
+          },
+        ]}
+      />
       {pages.page?.items.length === 0 && <p>No webhooks yet.</p>}
       <Pager pages={pages} noun="webhook" label="Webhooks" />
       {open && <Deliveries key={open} webhookId={open} />}
@@ -151,32 +139,18 @@ function Deliveries(props: { webhookId: string }) {
   return (
     <section aria-labelledby="deliveries-title" class="card">
       <h2 id="deliveries-title">Deliveries</h2>
-      <table class="cards compact">
-        <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last answer</th>
-            <th scope="col">Next attempt</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {pages.page?.items.map((delivery) => (
-            <tr key={delivery.id}>
-              <td data-label="Event">{delivery.event_type}</td>
-              <td data-label="Status">{delivery.status}</td>
-              <td data-label="Attempts" class="number">
-                {delivery.attempts}
-              </td>
-              <td data-label="Last answer">{delivery.last_error ?? delivery.last_status_code ?? '—'}</td>
-              <td data-label="Next attempt">{formatTime(delivery.next_attempt_at)}</td>
-              <td data-label="Created">{formatTime(delivery.created_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        compact
+        items={pages.page?.items ?? []}
+        columns={[
+          { label: 'Event', cell: (delivery) => delivery.event_type },
+          { label: 'Status', cell: (delivery) => delivery.status },
+          { label: 'Attempts', numeric: true, cell: (delivery) => delivery.attempts },
+          { label: 'Last answer', cell: (delivery) => delivery.last_error ?? delivery.last_status_code ?? '—' },
+          { label: 'Next attempt', cell: (delivery) => formatTime(delivery.next_attempt_at) },
+          { label: 'Created', cell: (delivery) => formatTime(delivery.created_at) },
+        ]}
+      />
       {pages.page?.items.length === 0 && <p>No deliveries yet.</p>}
       <Pager pages={pages} noun="delivery" nouns="deliveries" label="Deliveries" />
     </section>
