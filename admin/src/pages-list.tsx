@@ -5,9 +5,10 @@ import { ProblemMessage, asApiError } from './components';
 /**
  * A cursor-paged list of the API: `path` is the list's URL with its filters (no cursor); a new
  * path starts again at the first page. Replies that arrive after a newer request are dropped,
- * so a slow first search never overwrites a faster second one.
+ * so a slow first search never overwrites a faster second one. A new `restartOn` value starts
+ * again too.
  */
-export function usePages<Item>(path: string | undefined, options: { limit?: number } = {}) {
+export function usePages<Item>(path: string | undefined, options: { limit?: number; restartOn?: unknown } = {}) {
   const [earlierCursors, setEarlierCursors] = useState<(string | undefined)[]>([]);
   const [cursor, setCursor] = useState<string>();
   const [page, setPage] = useState<Page<Item>>();
@@ -38,6 +39,13 @@ export function usePages<Item>(path: string | undefined, options: { limit?: numb
     setPage(undefined);
     restart();
   }, [path]);
+  // A change elsewhere on the page (the record's version, say) can add rows: show the newest.
+  const shown = useRef(options.restartOn);
+  useEffect(() => {
+    if (shown.current === options.restartOn) return;
+    shown.current = options.restartOn;
+    restart();
+  }, [options.restartOn]);
 
   return {
     page,

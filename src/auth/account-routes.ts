@@ -3,9 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { confirmEmailVerification, confirmPasswordReset, requestPasswordReset, resendVerification } from '../users/account-service.js';
-import { EmailBody, ResetConfirmBody, VerifyEmailBody } from '../users/user-schemas.js';
+import { EmailBody, MailAcceptedSchema, ResetConfirmBody, VerifyEmailBody } from '../users/user-schemas.js';
 
-const Accepted = Type.Object({ status: Type.Literal('accepted') }, { description: 'Accepted; an email follows when there is one to send.' });
 
 /** Password reset and email verification: links sent by email, confirmed without a token. */
 export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -21,7 +20,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Email a one-time link to reset the password',
         description: 'Always 202 with the same body, whether or not an account has this email. Rate-limited like logins.',
         body: EmailBody,
-        response: { 202: Accepted, ...problemResponses(400, 413, 415) },
+        response: { 202: MailAcceptedSchema, ...problemResponses(400, 413, 415) },
       },
       preHandler: async (request) => {
         await app.rateLimiter.spend(`reset:${request.ip}:${request.body.email.toLowerCase()}`, config.loginRateLimit);
@@ -82,7 +81,7 @@ export const resendRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['auth'],
         summary: 'Send the caller another verification link',
         description: '202; no email when the address is verified already.',
-        response: { 202: Accepted, ...problemResponses(401, 403) },
+        response: { 202: MailAcceptedSchema, ...problemResponses(401, 403) },
       },
     },
     async (request, reply) => {

@@ -113,3 +113,6 @@ export const ResetConfirmBody = Type.Object(
   { additionalProperties: false, examples: [{ token: 'vG1h3kC0Yb3mXw6JzQ2a8N5sE7tR9uP4dL1fK0jH2gA', new_password: 'another-long-passphrase' }] },
 );
 export const VerifyEmailBody = Type.Object({ token: OneTimeToken }, { additionalProperties: false, examples: [{ token: 'vG1h3kC0Yb3mXw6JzQ2a8N5sE7tR9uP4dL1fK0jH2gA' }] });
+
+/** The reply to a request that may send an email: the same whether or not one is sent. */
+export const MailAcceptedSchema = Type.Object({ status: Type.Literal('accepted') }, { description: 'Accepted; an email follows when there is one to send.' });

@@ -10,11 +10,11 @@ import { SessionListSchema } from '../sessions/session-schemas.js';
 import { signOut } from '../sessions/session-service.js';
 import { resendVerification } from './account-service.js';
 import { findUserById } from './user-repository.js';
+import { MailAcceptedSchema } from './user-schemas.js';
 
 const ADMIN = ['admin'] as const;
 
 const SessionParams = Type.Object({ id: IdParams.properties.id, session_id: IdParams.properties.id });
-const Accepted = Type.Object({ status: Type.Literal('accepted') }, { description: 'Accepted; an email follows when there is one to send.' });
 
 /** An admin's view of a user's sessions and email verification, for the staff console. */
 export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -91,7 +91,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Send a user another verification link (admin)",
         description: '202; no email when the address is verified already.',
         params: IdParams,
-        response: { 202: Accepted, ...problemResponses(400, 401, 403, 404) },
+        response: { 202: MailAcceptedSchema, ...problemResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, type ApiError, type LedgerEntry, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
@@ -249,14 +249,8 @@ function Sessions(props: { user: User; ask: Ask }) {
 }
 
 function Ledger(props: { user: User }) {
-  const pages = usePages<LedgerEntry>(`/api/users/${props.user.id}/balance/ledger`);
   // A balance change moves the version; the list then shows the new entry.
-  const shownVersion = useRef(props.user.version);
-  useEffect(() => {
-    if (shownVersion.current === props.user.version) return;
-    shownVersion.current = props.user.version;
-    void pages.reload();
-  }, [props.user.version]);
+  const pages = usePages<LedgerEntry>(`/api/users/${props.user.id}/balance/ledger`, { restartOn: props.user.version });
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>

@@ -235,13 +235,7 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
   const [error, setError] = useState<ApiError>();
   const [done, setDone] = useState<string>();
   const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
-  const movements = usePages<StockMovement>(`/api/variants/${variant.id}/stock/movements`, { limit: 10 });
-  const shownVersion = useRef(variant.version);
-  useEffect(() => {
-    if (shownVersion.current === variant.version) return;
-    shownVersion.current = variant.version;
-    void movements.restart();
-  }, [variant.version]);
+  const movements = usePages<StockMovement>(`/api/variants/${variant.id}/stock/movements`, { limit: 10, restartOn: variant.version });
 
   const adjust = async (event: Event) => {
     event.preventDefault();
@@ -293,13 +287,7 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
 
 function ReservationsSection(props: { variant: Variant }) {
   const { variant } = props;
-  const reservations = usePages<Reservation>(`/api/variants/${variant.id}/reservations`, { limit: 10 });
-  const shownVersion = useRef(variant.version);
-  useEffect(() => {
-    if (shownVersion.current === variant.version) return;
-    shownVersion.current = variant.version;
-    void reservations.restart();
-  }, [variant.version]);
+  const reservations = usePages<Reservation>(`/api/variants/${variant.id}/reservations`, { limit: 10, restartOn: variant.version });
   return (
     <section aria-labelledby="reservations-title">
       <h3 id="reservations-title">Active reservations</h3>
