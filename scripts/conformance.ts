@@ -20,6 +20,7 @@ const SELF_AFFECTING = [
   'PUT /api/users/{id}/status',
   'PUT /api/users/change-password',
   'DELETE /api/users/{id}/sessions',
+  'DELETE /api/users/{id}/sessions/{session_id}',
   'DELETE /api/auth/sessions/{id}',
 ];
 const schemathesis = process.env.SCHEMATHESIS ?? 'st';
