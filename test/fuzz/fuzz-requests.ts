@@ -68,6 +68,12 @@ const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   sku: fc.oneof(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,10}$/), oddStrings),
   price: numbers,
   stock: numbers,
+  lines: fc.oneof(
+    fc.array(fc.record({ variant_id: fc.oneof(fc.uuid(), oddStrings), quantity: numbers, delta: numbers }, { requiredKeys: [] }), { maxLength: 4 }),
+    anyValue,
+  ),
+  reference: fc.oneof(fc.constant(null), fc.string({ maxLength: 210 }), oddStrings),
+  expires_in: numbers,
   attributes: fc.oneof(fc.dictionary(fc.string({ maxLength: 60 }), fc.string({ maxLength: 210 }), { maxKeys: 22 }), anyValue),
   unknown_field: anyValue,
 };
@@ -85,12 +91,15 @@ function requests(targets: FuzzTargets) {
   const skuSegment = fc.oneof(fc.constantFrom(...targets.skus), oddStrings.map((value) => encodeURIComponent(value)));
   const path = fc.oneof(
     fc.constantFrom('/api/variants/sku/%E0%A4%A', '/api/users/%', '/api/variants/%zz', '/api/users/profile/%'),
-    fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku', '/api/variants', '/api/variants/batch', '/api/events', '/api/webhooks'),
+    fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku', '/api/variants', '/api/variants/batch', '/api/events', '/api/webhooks', '/api/stock-adjustments', '/api/reservations'),
     idSegment.map((id) => `/api/events/${id}`),
     fc.tuple(idSegment, fc.constantFrom('', '/deliveries')).map(([id, tail]) => `/api/webhooks/${id}${tail}`),
     idSegment.map((id) => `/api/users/${id}`),
-    fc.tuple(idSegment, fc.constantFrom('role', 'status', 'balance', 'balance/ledger', 'nothing')).map(([id, tail]) => `/api/users/${id}/${tail}`),
+    fc.tuple(idSegment, fc.constantFrom('role', 'status', 'balance', 'balance/ledger', 'sessions', 'verify-email/resend', 'nothing')).map(([id, tail]) => `/api/users/${id}/${tail}`),
+    fc.tuple(idSegment, idSegment).map(([id, sessionId]) => `/api/users/${id}/sessions/${sessionId}`),
     idSegment.map((id) => `/api/variants/${id}`),
+    fc.tuple(idSegment, fc.constantFrom('stock', 'stock/movements', 'reservations')).map(([id, tail]) => `/api/variants/${id}/${tail}`),
+    fc.tuple(idSegment, fc.constantFrom('', '/commit', '/release')).map(([id, tail]) => `/api/reservations/${id}${tail}`),
     skuSegment.map((sku) => `/api/variants/sku/${sku}`),
     skuSegment.map((product) => `/api/variants/product/${product}`),
     fc.webPath().map((path) => (path.startsWith('/') ? path : `/${path}`)),
