@@ -1,11 +1,11 @@
 /**
- * `npm run bench:profile [-- --seconds=10 --log-level=info]`: runs the service under
+ * `npm run bench:profile [-- --seconds=10 --log-level=info --keep=file.cpuprofile]`: runs the service under
  * `node --cpu-prof` on a scratch PostgreSQL database, drives `GET /api/variants/{id}` with
  * 16 connections, stops it, and prints where its CPU time went: the top functions by self
  * time and the share of each package (or of the service's own code).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 import { measure } from './measure.js';
 
-const { values: options } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, 'log-level': { type: 'string', default: 'info' } } });
+const { values: options } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, 'log-level': { type: 'string', default: 'info' }, keep: { type: 'string' } } });
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface ProfileNode {
@@ -54,6 +54,7 @@ try {
 
   const file = (await readdir(profileDirectory)).find((name) => name.endsWith('.cpuprofile'));
   if (!file) throw new Error('no profile was written');
+  if (options.keep) await copyFile(path.join(profileDirectory, file), options.keep);
   const profile = JSON.parse(await readFile(path.join(profileDirectory, file), 'utf8')) as Profile;
   const selfTime = new Map<number, number>();
   profile.samples.forEach((nodeId, index) => selfTime.set(nodeId, (selfTime.get(nodeId) ?? 0) + (profile.timeDeltas[index] ?? 0)));
