@@ -63,7 +63,7 @@ function App() {
   ) : route.path === '/profile' ? (
     <ProfilePage me={me} onChanged={setMe} />
   ) : (
-    <VariantsPage currency={me.currency} />
+    <VariantsPage currency={me.currency} showHistory={isAdmin} />
   );
   return (
     <>

@@ -296,6 +296,24 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.equal((await userRow(bob.id)).role, 'manager', 'Escape changes nothing');
   });
 
+  it("gives a manager the variants and users, without an admin's pages and actions", async () => {
+    const { page } = ui;
+    const admin = await login(ui.testApp.app, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const created = await ui.testApp.app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'managed', sku: 'MANAGED-1', name: 'Managed', price: 500 } });
+    assert.equal(created.statusCode, 201);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await ui.logIn(bob.email, bob.password);
+    await page.getByRole('heading', { name: 'Variants' }).waitFor();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Variants', 'Users', 'My profile']);
+    await page.getByRole('button', { name: 'Open MANAGED-1' }).click();
+    await page.getByRole('form', { name: 'Edit variant' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'History of this variant' }).count(), 0, 'the audit log is for admins');
+    await openUser(ann, ann.email);
+    assert.equal(await page.getByRole('form', { name: 'Adjust balance' }).count(), 0);
+    assert.equal(await page.getByRole('form', { name: 'Role' }).count(), 0);
+  });
+
   it('tells a customer that the console is for staff', async () => {
     const { page } = ui;
     await page.getByRole('button', { name: 'Log out' }).click();

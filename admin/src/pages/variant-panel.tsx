@@ -67,6 +67,7 @@ function VariantFields(props: { draft: Draft; onChange: (draft: Draft) => void; 
 export function VariantPanel(props: {
   target: PanelTarget;
   currency: string;
+  showHistory: boolean;
   ask: Ask;
   onClose: () => void;
   onCreated: (variant: Variant) => void;
@@ -194,9 +195,11 @@ function ExistingVariant(props: PanelProps & { id: string }) {
   return (
     <>
       <PanelTitle heading={props.heading} text={variant.sku} onClose={props.onClose} />
-      <p>
-        <a href={`#/events?subject_id=${variant.id}`}>History of this variant</a>
-      </p>
+      {props.showHistory && (
+        <p>
+          <a href={`#/events?subject_id=${variant.id}`}>History of this variant</a>
+        </p>
+      )}
       <form onSubmit={save} aria-label="Edit variant">
         <VariantFields draft={draft} onChange={setDraft} error={error} priceProblem={priceProblem} currency={variant.currency} withStock={false} />
         <ProblemMessage error={error}>

@@ -19,7 +19,8 @@ const putFields = (variant: Variant) => ({
   attributes: variant.attributes,
 });
 
-export function VariantsPage(props: { currency: string }) {
+/** `showHistory`: links to the audit log, which only admins can read. */
+export function VariantsPage(props: { currency: string; showHistory: boolean }) {
   const [q, setQ] = useState('');
   const [productId, setProductId] = useState('');
   const [inStock, setInStock] = useState(false);
@@ -126,6 +127,7 @@ export function VariantsPage(props: { currency: string }) {
           key={panel.kind === 'variant' ? panel.id : 'new'}
           target={panel}
           currency={props.currency}
+          showHistory={props.showHistory}
           ask={confirmation.ask}
           onClose={() => setPanel(undefined)}
           onCreated={(variant) => {
