@@ -22,10 +22,11 @@ export interface Figures {
 export async function measure(
   baseUrl: string,
   scenario: Scenario,
-  options: { connections: number; duration?: number; amount?: number },
+  options: { connections: number; duration?: number; amount?: number; afterWarmUp?: () => Promise<void> },
 ): Promise<Figures> {
   // An unmeasured second first, so JIT warm-up and pool growth do not count against a scenario.
   await run(baseUrl, scenario, { connections: options.connections, duration: 1 });
+  await options.afterWarmUp?.();
   const result = await run(baseUrl, scenario, options);
   return {
     name: scenario.name,

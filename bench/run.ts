@@ -5,16 +5,16 @@
  * over 100k requests; `--scale` compares query cost at 1,000 and 1,000,000 rows. The figures
  * are printed and written into bench/README.md between the results markers.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { freePort, postJson, startService } from '../test/helpers/service-process.js';
+import { postJson, startService } from '../test/helpers/service-process.js';
 import { runCheckout } from './checkout.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
+import { measureReference, pick, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -32,49 +32,6 @@ const say = (line = '') => {
   console.log(line);
   report.push(line);
 };
-const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
-
-async function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Promise<Record<string, string>> {
-  return {
-    PORT: await freePort(),
-    ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
-    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256!!',
-    ADMIN_EMAIL: 'bench-admin@example.com',
-    ADMIN_PASSWORD: 'bench-admin-password',
-    ACCESS_TOKEN_TTL: '3600',
-    API_RATE_LIMIT: '100000000',
-    LOGIN_RATE_LIMIT: '100000000',
-    DATABASE_POOL_SIZE: '10',
-    WORKERS: String(workers),
-  };
-}
-
-async function inBatches<T>(count: number, batch: number, make: (index: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = [];
-  for (let start = 0; start < count; start += batch) {
-    results.push(...(await Promise.all(Array.from({ length: Math.min(batch, count - start) }, (_, offset) => make(start + offset)))));
-  }
-  return results;
-}
-
-async function seed(baseUrl: string) {
-  const login = await postJson(`${baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
-  const auth = { authorization: `Bearer ${login.body?.access_token}` };
-  const users = await inBatches(50, 5, async (index) => {
-    const email = `bench-${index}-${randomUUID().slice(0, 6)}@example.com`;
-    const reply = await postJson(`${baseUrl}/api/auth/register`, { email, password: 'bench-password', name: `Bench ${index}` });
-    return { id: String(reply.body?.id), email };
-  });
-  const variants = await inBatches(1000, 20, async (index) => {
-    const id = randomUUID();
-    const product = `bench-product-${index % 50}`;
-    const sku = `BENCH-${index}-${id.slice(0, 4)}`;
-    const reply = await postJson(`${baseUrl}/api/variants/${id}`, { product_id: product, sku, name: `Variant ${index}`, price: 1000 + index, stock: 5, attributes: { n: String(index) } }, auth);
-    if (reply.status !== 201) throw new Error(`seeding failed: ${reply.status}`);
-    return { id, sku, product };
-  });
-  return { auth, users, variants };
-}
 
 function scenarios(data: Awaited<ReturnType<typeof seed>>): Scenario[] {
   const headers = data.auth;
@@ -116,9 +73,9 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
 
     if (scratch) {
       const variantIds = data.variants.map((variant) => variant.id);
-      const referenceFigures = await measureReference(scratch.url, 'bare reference: 1 query', variantIds);
+      const referenceFigures = await measureReference(scratch.url, 'bare reference: 1 query', variantIds, { connections, duration });
       const adminId = String((await (await fetch(`${service.baseUrl}/api/users/profile`, { headers: data.auth })).json()).id);
-      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 queries', variantIds, adminId);
+      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 queries', variantIds, { connections, duration }, adminId);
       const service1 = rows[0]!;
       say(formatTable([referenceFigures, twoQueryFigures, service1]));
       say();
@@ -152,23 +109,6 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     await service.exited;
     await scratch?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  }
-}
-
-async function startReference(databaseUrl: string, callerId?: string) {
-  return startService(
-    { PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
-    'bench/reference-server.ts',
-  );
-}
-
-async function measureReference(databaseUrl: string, name: string, variantIds: string[], callerId?: string) {
-  const reference = await startReference(databaseUrl, callerId);
-  try {
-    return await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, { connections, duration });
-  } finally {
-    reference.child.kill('SIGTERM');
-    await reference.exited;
   }
 }
 

@@ -23,7 +23,9 @@ export async function startService(
   nodeArguments: string[] = [],
 ): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
   const port = environment.PORT ?? '3000';
-  const child = spawn(process.execPath, [...nodeArguments, '--import', 'tsx', script], {
+  // A built script (dist/*.js) runs as production runs it; TypeScript goes through tsx.
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeArguments, ...loader, script], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...environment },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,0 +1,67 @@
+/** What the benchmark scripts share: the service's environment, the seed data, the bare reference. */
+import { randomUUID } from 'node:crypto';
+import { freePort, postJson, startService } from '../test/helpers/service-process.js';
+import { measure } from './measure.js';
+
+export const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+export async function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Promise<Record<string, string>> {
+  return {
+    PORT: await freePort(),
+    ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
+    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256!!',
+    ADMIN_EMAIL: 'bench-admin@example.com',
+    ADMIN_PASSWORD: 'bench-admin-password',
+    ACCESS_TOKEN_TTL: '3600',
+    API_RATE_LIMIT: '100000000',
+    LOGIN_RATE_LIMIT: '100000000',
+    DATABASE_POOL_SIZE: '10',
+    WORKERS: String(workers),
+  };
+}
+
+async function inBatches<T>(count: number, batch: number, make: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += batch) {
+    results.push(...(await Promise.all(Array.from({ length: Math.min(batch, count - start) }, (_, offset) => make(start + offset)))));
+  }
+  return results;
+}
+
+export async function seed(baseUrl: string) {
+  const login = await postJson(`${baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
+  const auth = { authorization: `Bearer ${login.body?.access_token}` };
+  const users = await inBatches(50, 5, async (index) => {
+    const email = `bench-${index}-${randomUUID().slice(0, 6)}@example.com`;
+    const reply = await postJson(`${baseUrl}/api/auth/register`, { email, password: 'bench-password', name: `Bench ${index}` });
+    return { id: String(reply.body?.id), email };
+  });
+  const variants = await inBatches(1000, 20, async (index) => {
+    const id = randomUUID();
+    const product = `bench-product-${index % 50}`;
+    const sku = `BENCH-${index}-${id.slice(0, 4)}`;
+    const reply = await postJson(`${baseUrl}/api/variants/${id}`, { product_id: product, sku, name: `Variant ${index}`, price: 1000 + index, stock: 5, attributes: { n: String(index) } }, auth);
+    if (reply.status !== 201) throw new Error(`seeding failed: ${reply.status}`);
+    return { id, sku, product };
+  });
+  return { auth, users, variants };
+}
+
+/** The bare reference (bench/reference-server.ts); with `callerId`, it looks the caller up first. */
+export async function startReference(databaseUrl: string, callerId?: string) {
+  return startService(
+    { PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
+    'bench/reference-server.ts',
+  );
+}
+
+export async function measureReference(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, callerId?: string) {
+  const reference = await startReference(databaseUrl, callerId);
+  try {
+    return await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, options);
+  } finally {
+    reference.child.kill('SIGTERM');
+    await reference.exited;
+  }
+}
+
