@@ -1,6 +1,7 @@
 import fastifyCors from '@fastify/cors';
-import fastifyHelmet from '@fastify/helmet';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import helmet from 'helmet';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { rateLimitPlugin } from './rate-limit.js';
@@ -24,6 +25,29 @@ export async function spendAnonymous(app: FastifyInstance, request: FastifyReque
 }
 
 /**
+ * The headers Helmet sets, read once: with no CSP nonces they are the same on every reply, and
+ * running Helmet's middleware (as @fastify/helmet does, rebuilding it for each request) showed
+ * in the profile.
+ */
+function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const response = {
+    setHeader: (name: string, value: string | number) => void (headers[name.toLowerCase()] = String(value)),
+    removeHeader: (name: string) => void delete headers[name.toLowerCase()],
+  };
+  helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, () => {});
+  return headers;
+}
+
+/** Spends the address's budget when `spend` says so, without a promise when it does not. */
+function spendingAnonymous(app: FastifyInstance, spend: (request: FastifyRequest) => boolean) {
+  return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+    if (!spend(request)) return done();
+    spendAnonymous(app, request).then(() => done(), done);
+  };
+}
+
+/**
  * Security headers, CORS when origins are configured, and the per-address budget: every
  * request that does not spend an authenticated caller's budget (see the authenticate hook)
  * spends its client address's, whatever route it reaches, unknown ones included.
@@ -31,16 +55,18 @@ export async function spendAnonymous(app: FastifyInstance, request: FastifyReque
 export const securityPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { config: Config }) => {
     const { config } = options;
-    await app.register(fastifyHelmet, { contentSecurityPolicy: false, global: true });
+    const securityHeaders = helmetHeaders({ contentSecurityPolicy: false });
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.headers(securityHeaders);
+      done();
+    });
     if (config.corsOrigins) {
       await app.register(fastifyCors, { origin: config.corsOrigins, exposedHeaders: ['etag', 'location', 'x-request-id', 'retry-after'] });
     }
     await app.register(rateLimitPlugin, { redisUrl: config.redisUrl });
-    app.addHook('onRequest', async (request) => {
-      if (!request.headers.authorization || request.is404) await spendAnonymous(app, request);
-    });
+    app.addHook('onRequest', spendingAnonymous(app, (request) => !request.headers.authorization || request.is404));
     // A request with a token that no authenticate hook looked at (auth routes, unknown paths).
-    app.addHook('preHandler', async (request) => spendAnonymous(app, request));
+    app.addHook('preHandler', spendingAnonymous(app, (request) => !request.rateLimitCounted));
   },
   { name: 'security' },
 );
