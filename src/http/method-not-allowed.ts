@@ -64,8 +64,9 @@ export const methodNotAllowedPlugin = fastifyPlugin(
       throw notFound('route');
     };
     // Answered before any body is read: an unknown path or method has nothing to parse.
-    app.addHook('onRequest', async (request) => {
-      if (request.is404) await refuse(request);
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (!request.is404) return done();
+      refuse(request).then(() => done(), done);
     });
     app.setNotFoundHandler(refuse);
 

@@ -125,12 +125,13 @@ export const metricsPlugin = fastifyPlugin(
       registers: [registry],
     });
     const refusals = metrics.counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by the rate limiter.' });
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       // The route's pattern, never the raw URL: ids in paths would make a series per id.
       const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
       requests.inc(labels);
       durations.observe(labels, reply.elapsedTime / 1000);
       if (reply.statusCode === 429) refusals.inc();
+      done();
     });
     metrics.gauge({
       name: 'database_pool_connections',
