@@ -14,15 +14,19 @@ export function rewriteWhenCompiled(queryId: QueryId, rewrite: StatementRewrite)
   pending.set(queryId, rewrite);
 }
 
+/** The statement as compiled, rewritten if a rewrite was asked for its query (see prepared-query). */
+export function applyPendingRewrite(compiled: CompiledQuery): CompiledQuery {
+  const rewrite = pending.get(compiled.queryId);
+  if (!rewrite) return compiled;
+  pending.delete(compiled.queryId);
+  return Object.freeze({ ...compiled, ...rewrite(compiled.sql, compiled.parameters) });
+}
+
 class RewritingCompiler implements QueryCompiler {
   constructor(private readonly inner: QueryCompiler) {}
 
   compileQuery(node: RootOperationNode, queryId: QueryId): CompiledQuery {
-    const compiled = this.inner.compileQuery(node, queryId);
-    const rewrite = pending.get(queryId);
-    if (!rewrite) return compiled;
-    pending.delete(queryId);
-    return Object.freeze({ ...compiled, ...rewrite(compiled.sql, compiled.parameters) });
+    return applyPendingRewrite(this.inner.compileQuery(node, queryId));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, VariantRow } from '../db/tables.js';
 
 export interface VariantFields {
@@ -12,21 +13,21 @@ export interface VariantFields {
   attributes: Record<string, string>;
 }
 
-export function findVariantById(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
-  return db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
+const variantById = preparedQuery((db, id) => db.selectFrom('variants').selectAll().where('id', '=', id));
+
+export async function findVariantById(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
+  return (await variantById(db, id))[0];
 }
 
 export function findVariantByIdForUpdate(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
   return db.selectFrom('variants').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+const variantBySku = preparedQuery((db, lowerCaseSku) => db.selectFrom('variants').selectAll().where(sql<string>`lower(sku)`, '=', lowerCaseSku));
+
 /** Uses the unique index on lower(sku). */
-export function findVariantBySku(db: Kysely<Database>, sku: string): Promise<VariantRow | undefined> {
-  return db
-    .selectFrom('variants')
-    .selectAll()
-    .where(sql<string>`lower(sku)`, '=', sku.toLowerCase())
-    .executeTakeFirst();
+export async function findVariantBySku(db: Kysely<Database>, sku: string): Promise<VariantRow | undefined> {
+  return (await variantBySku(db, sku.toLowerCase()))[0];
 }
 
 export function insertVariant(db: Kysely<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
