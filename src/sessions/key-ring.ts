@@ -60,7 +60,6 @@ export class KeyRing {
             allowedAud: this.rules.audience,
             checkTyp: this.rules.typ,
             requiredClaims: this.rules.requiredClaims,
-            cache: 10000,
           }),
       );
       if (key.status === 'active') {
@@ -89,6 +88,11 @@ export class KeyRing {
     const sign = this.activeKid ? this.signers.get(this.activeKid) : undefined;
     if (!sign) throw new Error('no active signing key is loaded');
     return sign(payload);
+  }
+
+  /** Whether the key `kid` still verifies tokens (active or retiring). */
+  isLive(kid: string): boolean {
+    return this.verifiers.has(kid);
   }
 
   async verifierFor(kid: string): Promise<Verify | undefined> {

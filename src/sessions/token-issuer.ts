@@ -3,6 +3,7 @@ import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
 import type { Config } from '../config.js';
 import { CANONICAL_UUID } from '../http/common-schemas.js';
 import type { KeyRing } from './key-ring.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export interface AccessTokenClaims {
   sub: string;
@@ -65,14 +66,17 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
       allowedAud: rules.audience,
       checkTyp: TOKEN_TYPE,
       requiredClaims: REQUIRED_CLAIMS,
-      cache: 10000,
     });
+    const verified = new VerifiedTokens<AccessTokenClaims>();
     return {
       ...base,
       signAccessToken: (userId, sessionId) => sign(claimsFor(userId, sessionId)),
       verifyAccessToken: async (token) => {
+        const known = verified.get(token);
+        if (known) return known;
         try {
-          return checkedClaims(verify(token) as AccessTokenClaims);
+          const claims = checkedClaims(verify(token) as AccessTokenClaims);
+          return claims && verified.remember(token, claims);
         } catch {
           return undefined;
         }
@@ -81,15 +85,19 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
   }
 
   if (!ring) throw new Error('EdDSA tokens need the key ring');
+  const verified = new VerifiedTokens<AccessTokenClaims>((kid) => ring.isLive(kid));
   return {
     ...base,
     signAccessToken: (userId, sessionId) => ring.sign(claimsFor(userId, sessionId)),
     verifyAccessToken: async (token) => {
+      const known = verified.get(token);
+      if (known) return known;
       try {
         const { header } = decodeHeader(token) as { header: { alg?: unknown; kid?: unknown } };
         if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return undefined;
         const verify = await ring.verifierFor(header.kid);
-        return verify ? checkedClaims(verify(token) as unknown as AccessTokenClaims) : undefined;
+        const claims = verify && checkedClaims(verify(token) as unknown as AccessTokenClaims);
+        return claims && verified.remember(token, claims, header.kid);
       } catch {
         return undefined;
       }
