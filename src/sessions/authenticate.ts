@@ -46,7 +46,7 @@ function withChallenge(error: AppError): AppError {
  * session is 401, a suspended user 403 (suspension ends every session; while it lasts the
  * answer says so), a role the route does not allow 403.
  */
-function admission(app: FastifyInstance, request: FastifyRequest) {
+function admission(app: FastifyInstance, request: FastifyRequest, roles: readonly Role[] | undefined) {
   return async (caller: CallerWithSession | undefined): Promise<Caller> => {
     try {
       if (!caller) throw withChallenge(invalidToken());
@@ -57,7 +57,6 @@ function admission(app: FastifyInstance, request: FastifyRequest) {
       await spendAnonymous(app, request);
       throw refusal;
     }
-    const roles = request.routeOptions.config.roles;
     if (roles && !roles.includes(caller.role)) throw forbidden();
     if (!caller.session_last_used_at || Date.now() - caller.session_last_used_at.getTime() > TOUCH_EVERY_MS) {
       touchSession(app.db, caller.session_id).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
@@ -90,9 +89,11 @@ export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): o
     request.rateLimitCounted = true;
     await app.rateLimiter.spend(`caller:${claims.sub}`, app.config.apiRateLimit);
     request.identity = { userId: claims.sub, sessionId: claims.sid };
-    const check = new CallerCheck(app.db, request.identity, request.routeOptions.config.roles, admission(app, request));
+    // Read once: Fastify builds routeOptions anew on every access.
+    const { roles, checksCallerWithData } = request.routeOptions.config;
+    const check = new CallerCheck(app.db, request.identity, roles, admission(app, request, roles));
     checks.set(request, check);
-    if (request.routeOptions.config.checksCallerWithData) {
+    if (checksCallerWithData) {
       request.db = app.db.withPlugin(check);
       // A 400 from the schema or a 404 from the handler must not speak before a refused caller's 401/403.
       request.checkBeforeError = () => check.ensure();

@@ -7,11 +7,15 @@ import { callerQuery, findCallerWithSession, toCallerWithSession, type Caller, t
 export type Admission = (caller: CallerWithSession | undefined) => Promise<Caller>;
 
 const ROW_NUMBER = 'caller__row_number';
-const CALLER_COLUMNS = new Set(['caller__id', 'caller__role', 'caller__status', 'caller__session_open', 'caller__session_last_used_at', ROW_NUMBER]);
+const CALLER_COLUMNS = new Set(['caller__role', 'caller__status', 'caller__session_open', 'caller__session_last_used_at', ROW_NUMBER]);
 const USER_MARK = '00000000-0000-4000-8000-00000000000a';
 const SESSION_MARK = '00000000-0000-4000-8000-00000000000b';
 
 let callerTemplate: { sql: string; parameters: readonly unknown[] } | undefined;
+// Statements are a small fixed set of texts (one per query shape and role rule), so each is
+// wrapped once; the bound only guards against an unforeseen source of distinct texts.
+const wrappedStatements = new Map<string, string>();
+const MOST_WRAPPED_STATEMENTS = 1000;
 
 /**
  * The caller check that travels with a request's data, so an authenticated read is one
@@ -56,7 +60,7 @@ export class CallerCheck implements KyselyPlugin {
     if (!this.wrapped.delete(queryId.queryId)) return result;
     const rows = result.rows as (UnknownRow & CallerColumns)[];
     const first = rows[0];
-    this.admitted ??= this.admit(first && toCallerWithSession(first, this.identity.sessionId));
+    this.admitted ??= this.admit(first && toCallerWithSession(first, this.identity.userId, this.identity.sessionId));
     await this.admitted;
     const data = rows
       .filter((row) => row[ROW_NUMBER] !== null)
@@ -70,17 +74,25 @@ export class CallerCheck implements KyselyPlugin {
 
   private withCaller(sql: string, parameters: readonly unknown[]): { sql: string; parameters: unknown[] } {
     callerTemplate ??= callerQuery(this.db, USER_MARK, SESSION_MARK).compile();
-    const offset = parameters.length;
-    const callerSql = callerTemplate.sql.replace(/\$(\d+)/g, (_, position: string) => `$${offset + Number(position)}`);
     const callerParameters = callerTemplate.parameters.map((value) => (value === USER_MARK ? this.identity.userId : value === SESSION_MARK ? this.identity.sessionId : value));
-    // Roles are the route's own constants, never input.
-    const roleRule = this.roles ? `and caller.caller__role in (${this.roles.map((role) => `'${role.replace(/[^a-z]/g, '')}'`).join(', ')})` : '';
-    return {
-      sql:
-        `select caller.*, requested.* from (${callerSql}) as caller ` +
-        `left join lateral (select row_number() over () as ${ROW_NUMBER}, requested_rows.* from (${sql}) as requested_rows) as requested ` +
-        `on caller.caller__status = 'active' and caller.caller__session_open ${roleRule} order by requested.${ROW_NUMBER}`,
-      parameters: [...parameters, ...callerParameters],
-    };
+    const key = `${this.roles?.join(',') ?? ''}\n${sql}`;
+    let wrapped = wrappedStatements.get(key);
+    if (wrapped === undefined) {
+      wrapped = wrapStatement(sql, parameters.length, callerTemplate.sql, this.roles);
+      if (wrappedStatements.size >= MOST_WRAPPED_STATEMENTS) wrappedStatements.clear();
+      wrappedStatements.set(key, wrapped);
+    }
+    return { sql: wrapped, parameters: [...parameters, ...callerParameters] };
   }
+}
+
+function wrapStatement(sql: string, parameterCount: number, callerSql: string, roles: readonly Role[] | undefined): string {
+  const renumbered = callerSql.replace(/\$(\d+)/g, (_, position: string) => `$${parameterCount + Number(position)}`);
+  // Roles are the route's own constants, never input.
+  const roleRule = roles ? `and caller.caller__role in (${roles.map((role) => `'${role.replace(/[^a-z]/g, '')}'`).join(', ')})` : '';
+  return (
+    `select caller.*, requested.* from (${renumbered}) as caller ` +
+    `left join lateral (select row_number() over () as ${ROW_NUMBER}, requested_rows.* from (${sql}) as requested_rows) as requested ` +
+    `on caller.caller__status = 'active' and caller.caller__session_open ${roleRule} order by requested.${ROW_NUMBER}`
+  );
 }

@@ -24,7 +24,6 @@ export function findCaller(db: Kysely<Database>, id: string): Promise<Caller | u
 
 /** The columns of `callerQuery`, prefixed so that they never clash with a data query's. */
 export interface CallerColumns {
-  caller__id: string;
   caller__role: Role;
   caller__status: UserStatus;
   caller__session_open: boolean;
@@ -40,7 +39,6 @@ export function callerQuery(db: Kysely<Database>, id: string, sessionId: string)
     .selectFrom('users')
     .leftJoin('sessions', (join) => join.on('sessions.id', '=', sessionId).onRef('sessions.user_id', '=', 'users.id'))
     .select([
-      'users.id as caller__id',
       'users.role as caller__role',
       'users.status as caller__status',
       sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now())`.as('caller__session_open'),
@@ -50,9 +48,9 @@ export function callerQuery(db: Kysely<Database>, id: string, sessionId: string)
     .where('users.deleted_at', 'is', null);
 }
 
-export function toCallerWithSession(row: CallerColumns, sessionId: string): CallerWithSession {
+export function toCallerWithSession(row: CallerColumns, id: string, sessionId: string): CallerWithSession {
   return {
-    id: row.caller__id,
+    id,
     role: row.caller__role,
     status: row.caller__status,
     session_id: sessionId,
@@ -64,5 +62,5 @@ export function toCallerWithSession(row: CallerColumns, sessionId: string): Call
 /** The per-request lookup behind authentication, when no data travels with it. */
 export async function findCallerWithSession(db: Kysely<Database>, id: string, sessionId: string): Promise<CallerWithSession | undefined> {
   const row = await callerQuery(db, id, sessionId).executeTakeFirst();
-  return row && toCallerWithSession(row, sessionId);
+  return row && toCallerWithSession(row, id, sessionId);
 }
