@@ -29,7 +29,6 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
-const TOUCH_EVERY_MS = 60_000;
 
 const unauthenticated = () =>
   new AppError('unauthenticated', 'Send an access token as Authorization: Bearer <token>.', undefined, {
@@ -58,7 +57,7 @@ function admission(app: FastifyInstance, request: FastifyRequest, roles: readonl
       throw refusal;
     }
     if (roles && !roles.includes(caller.role)) throw forbidden();
-    if (!caller.session_last_used_at || Date.now() - caller.session_last_used_at.getTime() > TOUCH_EVERY_MS) {
+    if (caller.session_stale) {
       touchSession(app.db, caller.session_id).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
     }
     request.caller = caller;

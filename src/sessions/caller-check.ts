@@ -7,7 +7,7 @@ import { callerQuery, findCallerWithSession, toCallerWithSession, type Caller, t
 export type Admission = (caller: CallerWithSession | undefined) => Promise<Caller>;
 
 const ROW_NUMBER = 'caller__row_number';
-const CALLER_COLUMNS = new Set(['caller__role', 'caller__status', 'caller__session_open', 'caller__session_last_used_at', ROW_NUMBER]);
+const CALLER_COLUMNS = new Set(['caller__role', 'caller__status', 'caller__session_open', 'caller__session_stale', ROW_NUMBER]);
 const USER_MARK = '00000000-0000-4000-8000-00000000000a';
 const SESSION_MARK = '00000000-0000-4000-8000-00000000000b';
 
