@@ -1,7 +1,9 @@
 /** What the benchmark scripts share: the service's environment, the seed data, the bare reference. */
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
-import { measure } from './measure.js';
+import { measure, type Figures } from './measure.js';
 
 export const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
@@ -65,3 +67,47 @@ export async function measureReference(databaseUrl: string, name: string, varian
   }
 }
 
+
+/** CPU seconds a process has used so far (user + system), from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface Comparison {
+  /** Each round's figures: the reference's, then the service's. */
+  rounds: { reference: Figures; service: Figures; serviceCpuMicroseconds: number }[];
+  /** Throughput and p99 of the service over those of the reference, summed over the rounds. */
+  throughput: number;
+  p99: number;
+}
+
+/**
+ * `GET /api/variants/{id}` of the service against the bare reference, alternated round by round
+ * (reference, service, reference, service...), so that both see the machine as it is at the
+ * time; with the service's own CPU time per request.
+ */
+export async function compareWithReference(
+  service: { baseUrl: string; child: ChildProcess },
+  databaseUrl: string,
+  data: { auth: Record<string, string>; variants: { id: string }[] },
+  load: { connections: number; duration: number },
+  roundCount: number,
+): Promise<Comparison> {
+  const ids = data.variants.map((variant) => variant.id);
+  const rounds: Comparison['rounds'] = [];
+  for (let round = 0; round < roundCount; round++) {
+    const reference = await measureReference(databaseUrl, 'bare reference: 1 query', ids, load);
+    let cpuBefore = 0;
+    const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.child.pid!));
+    const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(ids)}`, headers: data.auth }, { ...load, afterWarmUp });
+    const serviceCpuMicroseconds = (((await cpuSeconds(service.child.pid!)) - cpuBefore) / figures.total) * 1e6;
+    rounds.push({ reference, service: figures, serviceCpuMicroseconds });
+  }
+  const sum = (pickFigure: (round: Comparison['rounds'][number]) => number) => rounds.reduce((total, round) => total + pickFigure(round), 0);
+  return {
+    rounds,
+    throughput: sum((round) => round.service.requestsPerSecond) / sum((round) => round.reference.requestsPerSecond),
+    p99: sum((round) => round.service.p99) / sum((round) => Math.max(round.reference.p99, 1)),
+  };
+}
