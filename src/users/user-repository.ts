@@ -1,9 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
 
-export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+const userById = preparedQuery((db, id) => db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null));
+
+export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return (await userById(db, id))[0];
 }
 
 /** A user's row whether or not it was deleted: its ledger outlives it. */
