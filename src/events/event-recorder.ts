@@ -12,8 +12,9 @@ export interface EventContext {
 export const SERVICE_CONTEXT: EventContext = { actorId: null, requestId: null };
 
 /** The context of a change made by an authenticated request (or, for registration, by its new user). */
-export function contextOf(request: { id: string; caller?: { id: string } | undefined }, actorId?: string): EventContext {
-  return { actorId: actorId ?? request.caller?.id ?? null, requestId: request.id };
+export function contextOf(request: { id: string; caller?: { id: string } | undefined; identity?: { userId: string } | undefined }, actorId?: string): EventContext {
+  // Before a route's first query has carried the caller check, the caller is the token's subject.
+  return { actorId: actorId ?? request.caller?.id ?? request.identity?.userId ?? null, requestId: request.id };
 }
 
 export interface NewEvent {

@@ -47,6 +47,8 @@ export async function replyOnce(
 ): Promise<AnyReply> {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string') return send(reply, await inTransaction(db, work));
+  // A key is claimed (outside the change's transaction) only once any pending check has passed.
+  await request.checkBeforeError?.();
   const scope: KeyScope = { ownerId, key, fingerprint: requestFingerprint(request) };
   const stored = await claimKey(db, scope);
   if (stored) return send(reply, stored);

@@ -20,7 +20,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/reservations',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'createReservation',
         tags: ['inventory'],
@@ -35,7 +35,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
         const reservation = await createReservation(trx, request.body, contextOf(request));
         return { status: 201, headers: { location: `/api/reservations/${reservation.id}` }, body: toReservationResponse(reservation) };
       }),
@@ -92,7 +92,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     app.post(
       `/reservations/:id/${action}`,
       {
-        config: { roles: STAFF },
+        config: { roles: STAFF, checksCallerWithData: true },
         schema: {
           operationId: `${action}Reservation`,
           tags: ['inventory'],
@@ -109,7 +109,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           response: { 200: resourceReply(ReservationReply, `The reservation, \`status: ${status}\`.`, { etag: false }), ...problemResponses(400, 401, 403, 404, 409) },
         },
       },
-      async (request) => toReservationResponse(await finishReservation(app.db, request.params.id, status, contextOf(request))),
+      async (request) => toReservationResponse(await finishReservation(request.db, request.params.id, status, contextOf(request))),
     );
   }
 };

@@ -40,7 +40,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/variants/:id/stock',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'changeStock',
         tags: ['inventory'],
@@ -55,7 +55,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
         const { reason, reference, ...change } = request.body;
         const note = { reason, reference: reference ?? null, context: contextOf(request) };
         const variant = await changeStock(trx, request.params.id, request.headers['if-match'], change as { delta: number } | { stock: number }, note);
@@ -91,7 +91,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/stock-adjustments',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'adjustStock',
         tags: ['inventory'],
@@ -105,7 +105,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
         const note = { reason: request.body.reason, reference: request.body.reference ?? null, context: contextOf(request) };
         const variants = await adjustStock(trx, request.body.lines, note);
         adjustments.inc({ kind: 'multi-line' });

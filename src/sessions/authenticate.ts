@@ -23,7 +23,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Roles allowed on the route; unset means any authenticated caller. */
     roles?: readonly Role[];
-    /** A read whose first query through `request.db` checks the caller in the same statement. */
+    /**
+     * The route's first query through `request.db` checks the caller in the same statement: a
+     * read's first SELECT, a write's first statement in its transaction (a SELECT: the row it
+     * locks). Such a handler reaches the database only through `request.db`, and reads nothing
+     * of `request.caller` before that query; a statement that is not a SELECT cannot go first.
+     */
     checksCallerWithData?: boolean;
   }
 }
@@ -106,17 +111,12 @@ export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): o
 const checks = new WeakMap<FastifyRequest, CallerCheck>();
 
 /**
- * Route option hook: a `checksCallerWithData` handler that answered without a read through
+ * Route option hook: a `checksCallerWithData` handler that answered without a query through
  * `request.db` gets the caller checked on its own before anything is sent, so no handler can
  * skip the check. (A failing request is held to it by `checkBeforeError`.)
  */
 export function holdToCallerCheck(route: RouteOptions): void {
   if (!route.config?.checksCallerWithData) return;
-  const methods = [route.method].flat();
-  if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) {
-    // A write would run before the check: its caller is checked first, in a statement of its own.
-    throw new Error(`${route.url}: checksCallerWithData is for reads only`);
-  }
   const handler = route.handler;
   route.handler = async function checkedHandler(this: FastifyInstance, request, reply) {
     const result: unknown = await handler.call(this, request, reply);

@@ -50,7 +50,9 @@ export class CallerCheck implements KyselyPlugin {
   }
 
   transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
-    if (this.admitted || !SelectQueryNode.is(node)) return node;
+    if (this.admitted) return node;
+    // A write before the check would be a write by a caller nobody has admitted yet.
+    if (!SelectQueryNode.is(node)) throw new Error(`the caller must be checked before a ${node.kind}: make a SELECT the route's first query`);
     this.wrapped.add(queryId.queryId);
     rewriteWhenCompiled(queryId, (sql, parameters) => this.withCaller(sql, parameters));
     return node;

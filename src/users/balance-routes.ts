@@ -21,7 +21,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/:id/balance',
     {
-      config: { roles: ['admin'] },
+      config: { roles: ['admin'], checksCallerWithData: true },
       schema: {
         operationId: 'changeBalance',
         tags: ['balance'],
@@ -39,7 +39,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      replyOnce(app.db, request, reply, request.caller.id, async (trx) => {
+      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
         const user = await applyBalanceChange(trx, {
           userId: request.params.id,
           context: contextOf(request),

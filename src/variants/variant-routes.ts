@@ -187,7 +187,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/:id',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'replaceVariant',
         tags: ['variants'],
@@ -199,13 +199,13 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(VariantReply, 'Replaced.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await updateVariant(app.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
+    async (request, reply) => variantReply(reply, await updateVariant(request.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.patch(
     '/:id',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'patchVariant',
         tags: ['variants'],
@@ -217,13 +217,13 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(VariantReply, 'The variant after the change.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await patchVariant(app.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
+    async (request, reply) => variantReply(reply, await patchVariant(request.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
   );
 
   app.delete(
     '/:id',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'deleteVariant',
         tags: ['variants'],
@@ -235,7 +235,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeVariant(app.db, request.params.id, request.headers['if-match'], contextOf(request));
+      await removeVariant(request.db, request.params.id, request.headers['if-match'], contextOf(request));
       return reply.code(204).send(null);
     },
   );

@@ -4,6 +4,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { sql, type KyselyPlugin } from 'kysely';
 import { buildApp } from '../../src/app.js';
+import { inTransaction } from '../../src/db/transaction.js';
+import { applyBalanceChange } from '../../src/users/balance-service.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 import { createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, testConfig, type Session } from '../helpers/test-app.js';
 
@@ -107,4 +109,43 @@ describe('the caller check travels with the data: one statement per authenticate
     await sql`update users set deleted_at = now() where id = ${target.id}`.execute(app.db);
     assert.equal(problemOf(await get(`/api/variants/${variantId}`, target)).code, 'invalid_token');
   });
+
+  it("checks a write's caller in its transaction's first statement: a balance change makes no statement more than the change itself", async () => {
+    const target = await createUser(app);
+    counter.count = 0;
+    // The same change made directly: no request, so no caller to check.
+    await inTransaction(app.db, (trx) =>
+      applyBalanceChange(trx, { userId: target.id, currency: 'USD', ifMatch: undefined, change: { delta: 5, reason: 'direct' }, context: { actorId: admin.id, requestId: 'direct' } }),
+    );
+    const direct = counter.count;
+    counter.count = 0;
+    const response = await app.inject({ method: 'PUT', url: `/api/users/${target.id}/balance`, headers: admin.auth, payload: { delta: 5, reason: 'over HTTP' } });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.json().balance, 10);
+    assert.equal(counter.count, direct);
+    const entry = await app.db.selectFrom('balance_ledger').select(['actor_id', 'delta']).where('user_id', '=', target.id).where('reason', '=', 'over HTTP').executeTakeFirstOrThrow();
+    assert.deepEqual(entry, { actor_id: admin.id, delta: 5 });
+  });
+
+  it('refuses a write as before, and nothing of it stays: 403 for a role before 404, a suspended caller 403, an ended session 401', async () => {
+    const target = await createUser(app);
+    const otherAdmin = await createUser(app, { role: 'admin', admin });
+    const change = (session: Session, userId: string) => app.inject({ method: 'PUT', url: `/api/users/${userId}/balance`, headers: session.auth, payload: { delta: 7, reason: 'refused' } });
+    assert.equal(problemOf(await change(customer, randomUUID())).code, 'forbidden', '403 before 404');
+    assert.equal(problemOf(await change(customer, target.id)).code, 'forbidden');
+    await sql`update users set status = 'suspended' where id = ${otherAdmin.id}`.execute(app.db);
+    assert.equal(problemOf(await change(otherAdmin, target.id)).code, 'account_suspended');
+    assert.equal(problemOf(await change(otherAdmin, randomUUID())).code, 'account_suspended', '403 before 404');
+    const keyed = await app.inject({ method: 'PUT', url: `/api/users/${target.id}/balance`, headers: { ...otherAdmin.auth, 'idempotency-key': randomUUID() }, payload: { delta: 7, reason: 'refused' } });
+    assert.equal(problemOf(keyed).code, 'account_suspended');
+    await sql`update users set status = 'active' where id = ${otherAdmin.id}`.execute(app.db);
+    await sql`update sessions set ended_at = now() where user_id = ${otherAdmin.id}`.execute(app.db);
+    assert.equal(problemOf(await change(otherAdmin, target.id)).code, 'invalid_token');
+    const user = await app.db.selectFrom('users').select('balance').where('id', '=', target.id).executeTakeFirstOrThrow();
+    assert.equal(user.balance, 0);
+    assert.equal((await app.db.selectFrom('balance_ledger').select('id').where('user_id', '=', target.id).execute()).length, 0);
+    assert.equal((await app.db.selectFrom('events').select('id').where('subject_id', '=', target.id).where('type', '=', 'user.balance_changed').execute()).length, 0);
+    assert.equal((await app.db.selectFrom('idempotency_keys').select('key').where('owner_id', '=', otherAdmin.id).execute()).length, 0, 'a refused caller claims no key');
+  });
 });
+
