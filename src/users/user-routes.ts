@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { Role, UserRow, UserStatus } from '../db/tables.js';
+import type { Kysely } from 'kysely';
+import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { forbidden, notFound } from '../http/errors.js';
@@ -58,6 +59,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/profile',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'replaceProfile',
         tags: ['users'],
@@ -69,12 +71,13 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      userReply(reply, await replaceProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request), app.config)),
+      userReply(reply, await replaceProfile(request.db, request.identity.userId, request.headers['if-match'], request.body, contextOf(request), app.config)),
   );
 
   app.patch(
     '/profile',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'patchProfile',
         tags: ['users'],
@@ -86,7 +89,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      userReply(reply, await patchProfile(app.db, request.caller.id, request.headers['if-match'], request.body, contextOf(request), app.config)),
+      userReply(reply, await patchProfile(request.db, request.identity.userId, request.headers['if-match'], request.body, contextOf(request), app.config)),
   );
 
   app.put(
@@ -160,7 +163,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'deleteUser',
         tags: ['users'],
@@ -175,7 +178,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteUser(app.db, {
+      await deleteUser(request.db, {
         targetId: request.params.id,
         ifMatch: request.headers['if-match'],
         reason: request.query.reason,
@@ -190,12 +193,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     field: 'role' | 'status',
     body: typeof RoleBody | typeof StatusBody,
     texts: { operationId: string; summary: string; description: string },
-    change: (action: AdminAction, value: string) => Promise<UserRow>,
+    change: (db: Kysely<Database>, action: AdminAction, value: string) => Promise<UserRow>,
   ) =>
     app.put(
       `/:id/${field}`,
       {
-        config: { roles: ADMIN },
+        config: { roles: ADMIN, checksCallerWithData: true },
         schema: {
           ...texts,
           tags: ['users'],
@@ -208,7 +211,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       async (request, reply) => {
         const body = request.body as Record<string, string>;
         const action = { targetId: request.params.id, ifMatch: request.headers['if-match'], reason: body.reason, context: contextOf(request) };
-        return userReply(reply, await change(action, body[field]!));
+        return userReply(reply, await change(request.db, action, body[field]!));
       },
     );
 
@@ -216,7 +219,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     'role',
     RoleBody,
     { operationId: 'changeRole', summary: "Change a user's role (admin)", description: 'Refused with 409 `last_admin` when it would leave no active admin.' },
-    (action, value) => changeRole(app.db, action, value as Role),
+    (db, action, value) => changeRole(db, action, value as Role),
   );
   adminChange(
     'status',
@@ -228,6 +231,6 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         "A suspension ends every session of the user: its tokens get 403 `account_suspended` while it lasts, and 401 after. " +
         'Refused with 409 `last_admin` when it would leave no active admin.',
     },
-    (action, value) => changeStatus(app.db, action, value as UserStatus),
+    (db, action, value) => changeStatus(db, action, value as UserStatus),
   );
 };
