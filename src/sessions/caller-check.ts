@@ -19,7 +19,8 @@ const MOST_WRAPPED_STATEMENTS = 1000;
 
 /**
  * The caller check that travels with a request's data, so an authenticated read is one
- * statement: the first SELECT made through the request's `db` is sent as
+ * statement, and a write checks its caller in its transaction's first statement (the SELECT
+ * that locks the row it changes): the first SELECT made through the request's `db` is sent as
  *
  *   select caller.*, requested.* from (<caller by id, with the session>) as caller
  *   left join lateral (select row_number() over () as n, requested_rows.* from (<the query>) as requested_rows) as requested
@@ -29,7 +30,8 @@ const MOST_WRAPPED_STATEMENTS = 1000;
  * The data is read only for a caller the rules admit; the rules themselves (401, 403, in that
  * order) are applied to the caller's columns by `admit`, before the handler sees any row, so a
  * refused caller gets the same answer as with a statement of its own (403 before 404) and never
- * the data. The row number keeps the query's own order. The wrapping is done on the compiled
+ * the data; a write's transaction then rolls back. No other kind of statement may go first. The
+ * row number keeps the query's own order. The wrapping is done on the compiled
  * text (`rewriteWhenCompiled`): the caller's part is compiled once, then renumbered.
  */
 export class CallerCheck implements KyselyPlugin {
