@@ -23,7 +23,7 @@ try {
   await service.exited;
   for (const round of comparison.rounds) {
     console.log(formatTable([round.reference, round.service]));
-    console.log(`the service's own CPU: ${round.serviceCpuMicroseconds.toFixed(0)} µs a request\n`);
+    console.log(`own CPU a request: the service ${round.serviceCpuMicroseconds.toFixed(0)} µs, the reference ${round.referenceCpuMicroseconds.toFixed(0)} µs\n`);
   }
   console.log(`Service / bare reference over ${options.rounds} rounds: throughput ${comparison.throughput.toFixed(2)}x (target >= 0.75x), p99 ${comparison.p99.toFixed(2)}x (target <= 1.5x).`);
 } finally {

@@ -81,7 +81,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       say();
       say(formatTable([...comparison.rounds.flatMap((round) => [round.reference, round.service]), twoQueryFigures]));
       say();
-      say(`The service's own CPU time per by-id read: ${comparison.rounds.map((round) => `${round.serviceCpuMicroseconds.toFixed(0)} µs`).join(', ')}.`);
+      say(`Own CPU time per by-id read, round by round: the service ${comparison.rounds.map((round) => `${round.serviceCpuMicroseconds.toFixed(0)} µs`).join(', ')}; the bare reference ${comparison.rounds.map((round) => `${round.referenceCpuMicroseconds.toFixed(0)} µs`).join(', ')}.`);
       say();
       say(`Service / bare reference, summed over the rounds: throughput ${comparison.throughput.toFixed(2)}x (target >= 0.75x), p99 ${comparison.p99.toFixed(2)}x the reference's (target <= 1.5x).`);
       say(`Service (first scenario above) / reference with the caller lookup: throughput ${(service1.requestsPerSecond / twoQueryFigures.requestsPerSecond).toFixed(2)}x.`);

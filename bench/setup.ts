@@ -58,9 +58,17 @@ export async function startReference(databaseUrl: string, callerId?: string) {
 }
 
 export async function measureReference(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, callerId?: string) {
+  return (await measureReferenceCpu(databaseUrl, name, variantIds, options, callerId)).figures;
+}
+
+/** The reference's figures, and its own CPU time per request. */
+async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, callerId?: string) {
   const reference = await startReference(databaseUrl, callerId);
   try {
-    return await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, options);
+    let cpuBefore = 0;
+    const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(reference.child.pid!));
+    const figures = await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, { ...options, afterWarmUp });
+    return { figures, cpuMicroseconds: (((await cpuSeconds(reference.child.pid!)) - cpuBefore) / figures.total) * 1e6 };
   } finally {
     reference.child.kill('SIGTERM');
     await reference.exited;
@@ -76,7 +84,7 @@ async function cpuSeconds(pid: number): Promise<number> {
 
 export interface Comparison {
   /** Each round's figures: the reference's, then the service's. */
-  rounds: { reference: Figures; service: Figures; serviceCpuMicroseconds: number }[];
+  rounds: { reference: Figures; service: Figures; serviceCpuMicroseconds: number; referenceCpuMicroseconds: number }[];
   /** Throughput and p99 of the service over those of the reference, summed over the rounds. */
   throughput: number;
   p99: number;
@@ -97,12 +105,12 @@ export async function compareWithReference(
   const ids = data.variants.map((variant) => variant.id);
   const rounds: Comparison['rounds'] = [];
   for (let round = 0; round < roundCount; round++) {
-    const reference = await measureReference(databaseUrl, 'bare reference: 1 query', ids, load);
+    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 query', ids, load);
     let cpuBefore = 0;
     const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.child.pid!));
     const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(ids)}`, headers: data.auth }, { ...load, afterWarmUp });
     const serviceCpuMicroseconds = (((await cpuSeconds(service.child.pid!)) - cpuBefore) / figures.total) * 1e6;
-    rounds.push({ reference, service: figures, serviceCpuMicroseconds });
+    rounds.push({ reference, service: figures, serviceCpuMicroseconds, referenceCpuMicroseconds });
   }
   const sum = (pickFigure: (round: Comparison['rounds'][number]) => number) => rounds.reduce((total, round) => total + pickFigure(round), 0);
   return {
