@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { StatementResult } from './statement-result.js';
 import { withStatementRewrites } from './statement-rewrites.js';
 import type { Database } from './tables.js';
 
@@ -67,8 +68,9 @@ class PreparingClient extends pg.Client {
     if (name) {
       // A Query built from the text alone: given a config object, pg copies it property by
       // property on every call, which showed in the profile.
-      const query = new pg.Query(text, values) as pg.Query & { name: string; callback: (error: Error | null, answer: unknown) => void };
+      const query = new pg.Query(text, values) as pg.Query & { name: string; callback: (error: Error | null, answer: unknown) => void; _result: unknown; _results: unknown };
       query.name = name;
+      query._result = query._results = new StatementResult(name);
       result = new Promise((resolve, reject) => {
         query.callback = (error: Error | null, answer: unknown) => (error ? reject(error) : resolve(answer));
       });
