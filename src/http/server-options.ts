@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { answerClientError } from './client-errors.js';
 import { toAppError } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
+import { requestLoggerFactory } from './request-logger.js';
 import { buildValidatorCompiler } from './validation.js';
 
 const BODY_LIMIT = 64 * 1024;
@@ -70,6 +71,7 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
             serializers: { req: serializeRequest },
             ...(typeof logger === 'object' ? logger : {}),
           },
+    ...(logger === false ? {} : { childLoggerFactory: requestLoggerFactory }),
     // One access-log line per request (http-frame's onResponse), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
