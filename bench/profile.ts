@@ -1,20 +1,24 @@
 /**
- * `npm run bench:profile [-- --seconds=10 --log-level=info --keep=file.cpuprofile]`: runs the service under
- * `node --cpu-prof` on a scratch PostgreSQL database, drives `GET /api/variants/{id}` with
- * 16 connections, stops it, and prints where its CPU time went under load (start-up and the
- * seeding left out): the top functions by self time and the share of each package (or of the
- * service's own code).
+ * `npm run bench:profile [-- --seconds=10 --log-level=info --keep=file.cpuprofile --mixed]`: runs the
+ * service under `node --cpu-prof` on a scratch PostgreSQL database, drives `GET /api/variants/{id}`
+ * with 16 connections, stops it, and prints where its CPU time went under that load (start-up,
+ * seeding and anything before left out): the top functions by self time and the share of each
+ * package (or of the service's own code). With `--mixed`, every other scenario of `npm run
+ * bench` runs for 2 s first, as in the bench.
  */
-import { randomUUID } from 'node:crypto';
 import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { freePort, postJson, startService } from '../test/helpers/service-process.js';
+import { startService } from '../test/helpers/service-process.js';
+import { runCheckout } from './checkout.js';
 import { measure } from './measure.js';
+import { benchScenarios, seed, serviceEnvironment } from './setup.js';
 
-const { values: options } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, 'log-level': { type: 'string', default: 'info' }, keep: { type: 'string' } } });
+const { values: options } = parseArgs({
+  options: { seconds: { type: 'string', default: '10' }, 'log-level': { type: 'string', default: 'info' }, keep: { type: 'string' }, mixed: { type: 'boolean', default: false } },
+});
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface ProfileNode {
@@ -31,24 +35,15 @@ interface Profile {
 const scratch = await createScratchDatabase(serverUrl, 'profile');
 const profileDirectory = await mkdtemp(path.join(os.tmpdir(), 'cpu-profile-'));
 try {
-  const environment = {
-    PORT: await freePort(),
-    DATABASE_URL: scratch.url,
-    JWT_SECRET: randomUUID() + randomUUID(),
-    ADMIN_EMAIL: 'profile-admin@example.com',
-    ADMIN_PASSWORD: 'profile-admin-password',
-    API_RATE_LIMIT: '100000000',
-    LOG_LEVEL: options['log-level'],
-  };
+  const environment = { ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] };
   const service = await startService(environment, 'src/server.ts', ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`]);
-  const login = await postJson(`${service.baseUrl}/api/auth/login`, { email: environment.ADMIN_EMAIL, password: environment.ADMIN_PASSWORD });
-  const auth = { authorization: `Bearer ${login.body?.access_token}` };
-  const ids: string[] = [];
-  for (let index = 0; index < 200; index++) {
-    const reply = await postJson(`${service.baseUrl}/api/variants`, { product_id: `p-${index % 10}`, sku: `PROF-${index}`, name: `V${index}`, price: 100, attributes: { n: String(index) } }, auth);
-    ids.push(String(reply.body?.id));
+  const data = await seed(service.baseUrl);
+  if (options.mixed) {
+    // As in `npm run bench`, where the by-id read is compared after every other scenario has run.
+    for (const scenario of benchScenarios(data)) await measure(service.baseUrl, scenario, { connections: 16, duration: 2 });
+    await runCheckout(service.baseUrl, data.auth, { connections: 16, duration: 2 });
   }
-  const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${ids[Math.floor(Math.random() * ids.length)]}`, headers: auth }, { connections: 16, duration: Number(options.seconds) });
+  const figures = await measure(service.baseUrl, benchScenarios(data)[0]!, { connections: 16, duration: Number(options.seconds) });
   console.log(`${figures.requestsPerSecond.toFixed(0)} req/s, p99 ${figures.p99} ms, LOG_LEVEL=${options['log-level']}`);
   service.child.kill('SIGTERM');
   await service.exited;

@@ -14,7 +14,7 @@ import { postJson, startService } from '../test/helpers/service-process.js';
 import { runCheckout } from './checkout.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
-import { compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
+import { benchScenarios, compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -33,19 +33,6 @@ const say = (line = '') => {
   report.push(line);
 };
 
-function scenarios(data: Awaited<ReturnType<typeof seed>>): Scenario[] {
-  const headers = data.auth;
-  return [
-    { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(data.variants).id}`, headers },
-    { name: 'GET /api/variants/sku/{sku}', path: () => `/api/variants/sku/${pick(data.variants).sku.toLowerCase()}`, headers },
-    { name: 'GET /api/variants/product/{id} (20)', path: () => `/api/variants/product/${pick(data.variants).product}`, headers },
-    { name: 'GET /api/users/profile', path: () => '/api/users/profile', headers },
-    { name: 'GET /api/users (page of 20)', path: () => '/api/users?limit=20', headers },
-    { name: 'PUT /api/users/{id}/balance', method: 'PUT', path: () => `/api/users/${pick(data.users).id}/balance`, body: () => ({ delta: 1, reason: 'bench' }), headers },
-    { name: 'POST /api/auth/login', method: 'POST', path: () => '/api/auth/login', body: () => ({ email: pick(data.users).email, password: 'bench-password' }) },
-  ];
-}
-
 async function readRss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -61,7 +48,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     say(`### ${kind === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'}: ${duration} s a scenario, ${connections} connections, 1 worker`);
     say();
     const rows: Figures[] = [];
-    for (const scenario of scenarios(data)) rows.push(await measure(service.baseUrl, scenario, { connections, duration }));
+    for (const scenario of benchScenarios(data)) rows.push(await measure(service.baseUrl, scenario, { connections, duration }));
     say(formatTable(rows));
     say();
     const checkout = await runCheckout(service.baseUrl, data.auth, { connections, duration });

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
-import { measure, type Figures } from './measure.js';
+import { measure, type Figures, type Scenario } from './measure.js';
 
 export const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
@@ -47,6 +47,20 @@ export async function seed(baseUrl: string) {
     return { id, sku, product };
   });
   return { auth, users, variants };
+}
+
+/** The scenarios of `npm run bench`, over the seeded data. */
+export function benchScenarios(data: Awaited<ReturnType<typeof seed>>): Scenario[] {
+  const headers = data.auth;
+  return [
+    { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(data.variants).id}`, headers },
+    { name: 'GET /api/variants/sku/{sku}', path: () => `/api/variants/sku/${pick(data.variants).sku.toLowerCase()}`, headers },
+    { name: 'GET /api/variants/product/{id} (20)', path: () => `/api/variants/product/${pick(data.variants).product}`, headers },
+    { name: 'GET /api/users/profile', path: () => '/api/users/profile', headers },
+    { name: 'GET /api/users (page of 20)', path: () => '/api/users?limit=20', headers },
+    { name: 'PUT /api/users/{id}/balance', method: 'PUT', path: () => `/api/users/${pick(data.users).id}/balance`, body: () => ({ delta: 1, reason: 'bench' }), headers },
+    { name: 'POST /api/auth/login', method: 'POST', path: () => '/api/auth/login', body: () => ({ email: pick(data.users).email, password: 'bench-password' }) },
+  ];
 }
 
 /** The bare reference (bench/reference-server.ts); with `callerId`, it looks the caller up first. */
