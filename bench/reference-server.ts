@@ -2,7 +2,7 @@
  * The bare reference: one Fastify route running the same single query as
  * GET /api/variants/{id}, with no auth, no validation and no serialisation schema. With
  * REFERENCE_CALLER_ID it first runs the caller lookup the service makes on every request
- * (API.md section 3), which shows how much of the gap is that second round trip.
+ * (docs/api.md, Authentication), which shows how much of the gap is that second round trip.
  */
 import Fastify from 'fastify';
 import pg from 'pg';

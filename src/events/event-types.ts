@@ -1,4 +1,4 @@
-/** Every type of event the service records (API.md section 7); webhooks subscribe to these. */
+/** Every type of event the service records (docs/api.md, The audit log); webhooks subscribe to these. */
 export const EVENT_TYPES = [
   'user.registered',
   'user.updated',
