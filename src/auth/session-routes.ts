@@ -14,6 +14,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sessions',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'listMySessions',
         tags: ['auth'],
@@ -22,8 +23,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const sessions = await listActiveSessions(app.db, request.caller.id);
-      return { items: sessions.map((session) => toSessionResponse(session, request.caller.session_id)) };
+      const sessions = await listActiveSessions(request.db, request.identity.userId);
+      return { items: sessions.map((session) => toSessionResponse(session, request.identity.sessionId)) };
     },
   );
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { WebhookRow } from '../db/tables.js';
+import type { Kysely } from 'kysely';
+import type { Database, WebhookRow } from '../db/tables.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
@@ -23,8 +24,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     setEtag(reply, row.version);
     return toWebhookResponse(row);
   };
-  const existing = async (id: string) => {
-    const webhook = await findWebhookById(app.db, id);
+  const existing = async (db: Kysely<Database>, id: string) => {
+    const webhook = await findWebhookById(db, id);
     if (!webhook) throw notFound('webhook');
     return webhook;
   };
@@ -71,7 +72,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'getWebhook',
         tags: ['webhooks'],
@@ -80,12 +81,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(WebhookReply, 'The webhook.'), 304: notModifiedReply, ...problemResponses(400, 401, 403, 404) },
       },
     },
-    async (request, reply) => webhookReply(reply, await existing(request.params.id)),
+    async (request, reply) => webhookReply(reply, await existing(request.db, request.params.id)),
   );
 
   app.put(
     '/:id',
     {
+      // Checked before the handler: the new URL's host is resolved (to refuse private
+      // addresses) before any query, and no one but an admitted admin may make it resolve.
       config: { roles: ADMIN },
       schema: {
         operationId: 'replaceWebhook',
@@ -104,7 +107,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'deleteWebhook',
         tags: ['webhooks'],
@@ -115,7 +118,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeWebhook(app.db, request.params.id, request.headers['if-match'], contextOf(request));
+      await removeWebhook(request.db, request.params.id, request.headers['if-match'], contextOf(request));
       return reply.code(204).send(null);
     },
   );
@@ -123,7 +126,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/deliveries',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'listWebhookDeliveries',
         tags: ['webhooks'],
@@ -134,7 +137,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const webhook = await existing(request.params.id);
+      const webhook = await existing(request.db, request.params.id);
       return listPage(request.query, {
         rows: (page) => listDeliveries(app.db, webhook.id, page),
         count: () => countRows(app.db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhook.id)),

@@ -51,7 +51,7 @@ export function signingKeyRoutes(ring: KeyRing | undefined): { jwks: FastifyPlug
       app.get(
         '',
         {
-          config: { roles: ['admin'] },
+          config: { roles: ['admin'], checksCallerWithData: true },
           schema: {
             operationId: 'listSigningKeys',
             tags: ['auth'],
@@ -59,7 +59,7 @@ export function signingKeyRoutes(ring: KeyRing | undefined): { jwks: FastifyPlug
             response: { 200: Type.Object({ items: Type.Array(SigningKeySchema) }), ...problemResponses(401, 403) },
           },
         },
-        async () => ({ items: (await listLiveSigningKeys(app.db)).map(toSigningKeyResponse) }),
+        async (request) => ({ items: (await listLiveSigningKeys(request.db)).map(toSigningKeyResponse) }),
       );
       app.post(
         '/rotate',

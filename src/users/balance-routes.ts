@@ -11,7 +11,7 @@ import { countLedgerEntries, listLedgerEntries } from './balance-repository.js';
 import { toLedgerEntryResponse } from './balance-response.js';
 import { BalanceChangeBody, LedgerEntrySchema } from './balance-schemas.js';
 import { applyBalanceChange } from './balance-service.js';
-import { findUserById, findUserRecordById } from './user-repository.js';
+import { findUserRecordById } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import { UserSchema } from './user-schemas.js';
 
@@ -54,6 +54,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/balance/ledger',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'listLedgerEntries',
         tags: ['balance'],
@@ -66,8 +67,10 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const userId = request.params.id;
+      const record = await findUserRecordById(request.db, userId);
+      // The role rule comes before the 404: a customer learns nothing of other ids.
       if (request.caller.role !== 'admin' && request.caller.id !== userId) throw forbidden();
-      const owner = request.caller.role === 'admin' ? await findUserRecordById(app.db, userId) : await findUserById(app.db, userId);
+      const owner = request.caller.role === 'admin' ? record : record && record.deleted_at === null ? record : undefined;
       if (!owner) throw notFound('user');
       return listPage(request.query, {
         rows: (page) => listLedgerEntries(app.db, userId, page),

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
@@ -18,15 +20,15 @@ const SessionParams = Type.Object({ id: IdParams.properties.id, session_id: IdPa
 
 /** An admin's view of a user's sessions and email verification, for the staff console. */
 export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const existing = async (id: string) => {
-    if (!(await findUserById(app.db, id))) throw notFound('user');
+  const existing = async (db: Kysely<Database>, id: string) => {
+    if (!(await findUserById(db, id))) throw notFound('user');
     return id;
   };
 
   app.get(
     '/:id/sessions',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'listUserSessions',
         tags: ['users'],
@@ -36,7 +38,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const sessions = await listActiveSessions(app.db, await existing(request.params.id));
+      const sessions = await listActiveSessions(app.db, await existing(request.db, request.params.id));
       return { items: sessions.map((session) => toSessionResponse(session, request.caller.session_id)) };
     },
   );
@@ -44,7 +46,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id/sessions',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'signUserOut',
         tags: ['users'],
@@ -55,7 +57,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await signOut(app.db, { userId: await existing(request.params.id) }, 'admin_sign_out', contextOf(request));
+      await signOut(app.db, { userId: await existing(request.db, request.params.id) }, 'admin_sign_out', contextOf(request));
       return reply.code(204).send(null);
     },
   );
@@ -63,7 +65,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id/sessions/:session_id',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'endUserSession',
         tags: ['users'],
@@ -74,7 +76,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const userId = await existing(request.params.id);
+      const userId = await existing(request.db, request.params.id);
       const ended = await signOut(app.db, { userId, sessionId: request.params.session_id }, 'admin_sign_out', contextOf(request));
       if (ended.length === 0) throw notFound('session');
       return reply.code(204).send(null);
@@ -84,7 +86,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id/verify-email/resend',
     {
-      config: { roles: ADMIN },
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'resendUserVerificationEmail',
         tags: ['users'],
@@ -95,7 +97,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await resendVerification(app.db, await existing(request.params.id), app.config);
+      await resendVerification(app.db, await existing(request.db, request.params.id), app.config);
       return reply.code(202).send({ status: 'accepted' as const });
     },
   );

@@ -48,23 +48,33 @@ describe('the caller check travels with the data: one statement per authenticate
   const get = (url: string, session: Session) => app.inject({ method: 'GET', url, headers: session.auth });
 
   it('answers each read with one statement: the caller, the session and the rows together', async () => {
-    for (const url of [
-      `/api/variants/${variantId}`,
-      '/api/variants/sku/F-unknown',
-      '/api/variants?q=f&limit=5',
-      '/api/variants/product/fused',
-      '/api/users/profile',
-      `/api/users/${customer.id}`,
-      '/api/users?limit=5',
-      `/api/events?subject_id=${variantId}`,
-      `/api/variants/${variantId}/stock/movements`,
-      '/api/webhooks',
-    ]) {
+    const webhookId = randomUUID();
+    await app.db
+      .insertInto('webhooks')
+      .values({ id: webhookId, url: 'https://hooks.example.com/in', events: ['*'], description: null, enabled: true, secret: 'whsec_test', created_at: new Date(), updated_at: new Date() })
+      .execute();
+    // Reads of a page after its owner's row make one statement more: the owner's, with the caller.
+    for (const [url, statements] of [
+      [`/api/variants/${variantId}`, 1],
+      ['/api/variants/sku/F-unknown', 1],
+      ['/api/variants?q=f&limit=5', 1],
+      ['/api/variants/product/fused', 1],
+      ['/api/users/profile', 1],
+      [`/api/users/${customer.id}`, 1],
+      ['/api/users?limit=5', 1],
+      [`/api/events?subject_id=${variantId}`, 1],
+      [`/api/variants/${variantId}/stock/movements`, 2],
+      ['/api/webhooks', 1],
+      [`/api/webhooks/${webhookId}`, 1],
+      [`/api/webhooks/${webhookId}/deliveries`, 2],
+      ['/api/auth/sessions', 1],
+      [`/api/users/${customer.id}/sessions`, 2],
+      [`/api/users/${customer.id}/balance/ledger`, 2],
+    ] as const) {
       counter.count = 0;
       const response = await get(url, admin);
       assert.ok(response.statusCode === 200 || response.statusCode === 404, `${url}: ${response.statusCode} ${response.body}`);
-      // Movements read the variant (with the caller), then its page.
-      assert.equal(counter.count, url.endsWith('/movements') ? 2 : 1, url);
+      assert.equal(counter.count, statements, url);
     }
     const page = await get('/api/variants/product/fused?include_total=true', admin);
     assert.equal(page.json().total, 1);
@@ -125,6 +135,29 @@ describe('the caller check travels with the data: one statement per authenticate
     assert.equal(counter.count, direct);
     const entry = await app.db.selectFrom('balance_ledger').select(['actor_id', 'delta']).where('user_id', '=', target.id).where('reason', '=', 'over HTTP').executeTakeFirstOrThrow();
     assert.deepEqual(entry, { actor_id: admin.id, delta: 5 });
+  });
+
+  it('checks the caller of a webhook delete and of ending sessions in their first statement: 403 before 404, nothing changed, then the change', async () => {
+    const webhookId = randomUUID();
+    await app.db
+      .insertInto('webhooks')
+      .values({ id: webhookId, url: 'https://hooks.example.com/gone', events: ['*'], description: null, enabled: true, secret: 'whsec_test', created_at: new Date(), updated_at: new Date() })
+      .execute();
+    const target = await createUser(app);
+    for (const id of [webhookId, randomUUID()]) {
+      assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: customer.auth })).code, 'forbidden');
+    }
+    for (const id of [target.id, randomUUID()]) {
+      assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/users/${id}/sessions`, headers: customer.auth })).code, 'forbidden');
+      assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/users/${id}/sessions/${randomUUID()}`, headers: customer.auth })).code, 'forbidden');
+    }
+    assert.ok(await app.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst(), 'the webhook stays');
+    const open = await app.db.selectFrom('sessions').select('id').where('user_id', '=', target.id).where('ended_at', 'is', null).execute();
+    assert.equal(open.length, 1, "the user's session stays open");
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/webhooks/${webhookId}`, headers: admin.auth })).statusCode, 204);
+    assert.equal(await app.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst(), undefined);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/users/${target.id}/sessions/${open[0]!.id}`, headers: admin.auth })).statusCode, 204);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/users/${randomUUID()}/sessions`, headers: admin.auth })).statusCode, 404);
   });
 
   it('refuses a write as before, and nothing of it stays: 403 for a role before 404, a suspended caller 403, an ended session 401', async () => {
