@@ -46,13 +46,13 @@ describe('the caller check travels with the data: one statement per authenticate
     counter.count = 0;
   });
   const get = (url: string, session: Session) => app.inject({ method: 'GET', url, headers: session.auth });
+  // Straight into the table: a webhook made over HTTP would need its URL resolved.
+  const insertWebhook = (id: string, url: string) =>
+    app.db.insertInto('webhooks').values({ id, url, events: ['*'], description: null, enabled: true, secret: 'whsec_test', created_at: new Date(), updated_at: new Date() }).execute();
 
   it('answers each read with one statement: the caller, the session and the rows together', async () => {
     const webhookId = randomUUID();
-    await app.db
-      .insertInto('webhooks')
-      .values({ id: webhookId, url: 'https://hooks.example.com/in', events: ['*'], description: null, enabled: true, secret: 'whsec_test', created_at: new Date(), updated_at: new Date() })
-      .execute();
+    await insertWebhook(webhookId, 'https://hooks.example.com/in');
     // Reads of a page after its owner's row make one statement more: the owner's, with the caller.
     for (const [url, statements] of [
       [`/api/variants/${variantId}`, 1],
@@ -139,10 +139,7 @@ describe('the caller check travels with the data: one statement per authenticate
 
   it('checks the caller of a webhook delete and of ending sessions in their first statement: 403 before 404, nothing changed, then the change', async () => {
     const webhookId = randomUUID();
-    await app.db
-      .insertInto('webhooks')
-      .values({ id: webhookId, url: 'https://hooks.example.com/gone', events: ['*'], description: null, enabled: true, secret: 'whsec_test', created_at: new Date(), updated_at: new Date() })
-      .execute();
+    await insertWebhook(webhookId, 'https://hooks.example.com/gone');
     const target = await createUser(app);
     for (const id of [webhookId, randomUUID()]) {
       assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: customer.auth })).code, 'forbidden');
