@@ -76,6 +76,7 @@ export const resendRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/verify-email/resend',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'resendVerificationEmail',
         tags: ['auth'],
@@ -85,7 +86,7 @@ export const resendRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await resendVerification(app.db, request.caller.id, app.config);
+      await resendVerification(request.db, request.identity.userId, app.config);
       return reply.code(202).send({ status: 'accepted' as const });
     },
   );

@@ -7,7 +7,7 @@ import { problemResponses } from '../http/problem-schema.js';
 import { listActiveSessions } from '../sessions/session-repository.js';
 import { toSessionResponse } from '../sessions/session-response.js';
 import { SessionListSchema } from '../sessions/session-schemas.js';
-import { signOut } from '../sessions/session-service.js';
+import { endSession } from '../sessions/session-service.js';
 
 /** The caller's own sessions: where it is signed in, and signing one of them out. */
 export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,6 +31,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/sessions/:id',
     {
+      config: { checksCallerWithData: true },
       schema: {
         operationId: 'endMySession',
         tags: ['auth'],
@@ -41,8 +42,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const ended = await signOut(app.db, { userId: request.caller.id, sessionId: request.params.id }, 'sign_out', contextOf(request));
-      if (ended.length === 0) throw notFound('session');
+      if (!(await endSession(request.db, { userId: request.identity.userId, sessionId: request.params.id }, contextOf(request)))) throw notFound('session');
       return reply.code(204).send(null);
     },
   );

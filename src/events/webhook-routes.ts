@@ -33,6 +33,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '',
     {
+      // The one write that checks its caller in a statement of its own: it has no read to carry
+      // the check, and the URL's host, resolved before its transaction, must resolve only for
+      // an admitted admin.
       config: { roles: ADMIN, noStore: true },
       schema: {
         operationId: 'createWebhook',
@@ -87,9 +90,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/:id',
     {
-      // Checked before the handler: the new URL's host is resolved (to refuse private
-      // addresses) before any query, and no one but an admitted admin may make it resolve.
-      config: { roles: ADMIN },
+      // The webhook is read first, with the caller check, so that only an admitted admin can make
+      // the new URL's host resolve (to refuse private addresses); the transaction comes after
+      // the lookup, which holds no connection.
+      config: { roles: ADMIN, checksCallerWithData: true },
       schema: {
         operationId: 'replaceWebhook',
         tags: ['webhooks'],
@@ -100,8 +104,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(WebhookReply, 'The webhook after the change.'), ...problemResponses(400, 401, 403, 404, 412, 413, 415) },
       },
     },
-    async (request, reply) =>
-      webhookReply(reply, await replaceWebhook(app.db, request.params.id, request.headers['if-match'], request.body, rules, contextOf(request))),
+    async (request, reply) => {
+      await existing(request.db, request.params.id);
+      return webhookReply(reply, await replaceWebhook(app.db, request.params.id, request.headers['if-match'], request.body, rules, contextOf(request)));
+    },
   );
 
   app.delete(

@@ -26,8 +26,9 @@ declare module 'fastify' {
     /**
      * The route's first query through `request.db` checks the caller in the same statement: a
      * read's first SELECT, a write's first statement in its transaction (a SELECT: the row it
-     * locks). Such a handler reaches the database only through `request.db`, and reads nothing
-     * of `request.caller` before that query; a statement that is not a SELECT cannot go first.
+     * locks) or the read before it. Such a handler makes its first query through `request.db`,
+     * and reads nothing of `request.caller` before it; a statement that is not a SELECT cannot
+     * go first.
      */
     checksCallerWithData?: boolean;
   }
@@ -73,9 +74,10 @@ function admission(app: FastifyInstance, request: FastifyRequest, roles: readonl
 /**
  * The hook that authenticates every request of a scope. The caller's role, status and session
  * are read from the database on every request, so a role change, suspension, deletion or
- * sign-out applies to the very next request on any instance. On most routes that is a
- * statement before the handler; on reads marked `checksCallerWithData` it travels with the
- * handler's first query (no extra round trip), and the handler is held to it (`holdToCallerCheck`).
+ * sign-out applies to the very next request on any instance. On routes marked
+ * `checksCallerWithData` (every authenticated route but a webhook create) the check travels
+ * with the handler's first query (no extra round trip), and the handler is held to it
+ * (`holdToCallerCheck`); elsewhere it is a statement of its own before the handler.
  */
 export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): onRequestAsyncHookHandler {
   return async (request: FastifyRequest) => {

@@ -47,5 +47,6 @@ export async function deleteRetiredSigningKeys(db: Kysely<Database>): Promise<nu
 const SIGNING_KEY_LOCK = 720_431_120;
 
 export async function lockSigningKeys(db: Kysely<Database>): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`.execute(db);
+  // A query of Kysely's own rather than raw text: over HTTP, a SELECT carries the caller check.
+  await db.selectNoFrom(sql<unknown>`pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`.as('locked')).execute();
 }

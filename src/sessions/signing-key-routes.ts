@@ -64,7 +64,7 @@ export function signingKeyRoutes(ring: KeyRing | undefined): { jwks: FastifyPlug
       app.post(
         '/rotate',
         {
-          config: { roles: ['admin'] },
+          config: { roles: ['admin'], checksCallerWithData: true },
           schema: {
             operationId: 'rotateSigningKey',
             tags: ['auth'],
@@ -74,7 +74,7 @@ export function signingKeyRoutes(ring: KeyRing | undefined): { jwks: FastifyPlug
           },
         },
         async (request) => {
-          const key = await rotateSigningKey(app.db, app.config.accessTokenTtlSeconds, contextOf(request));
+          const key = await rotateSigningKey(request.db, app.config.accessTokenTtlSeconds, contextOf(request));
           await ring?.reload();
           return toSigningKeyResponse(key);
         },

@@ -23,6 +23,8 @@ export async function changePassword(
   context: EventContext,
   client: ClientDetails,
 ): Promise<TokenPair> {
+  // Read before the transaction, which must not wait on the password hashing; over HTTP this read
+  // carries the caller check, so nothing is hashed for a caller who is refused.
   const user = await findUserById(db, userId);
   if (!user) throw notFound('user');
   if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();

@@ -95,7 +95,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/change-password',
     {
-      config: { noStore: true },
+      config: { noStore: true, checksCallerWithData: true },
       schema: {
         operationId: 'changePassword',
         tags: ['users'],
@@ -108,7 +108,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      changePassword(app.db, app.tokenIssuer, request.caller.id, {
+      changePassword(request.db, app.tokenIssuer, request.identity.userId, {
         current: request.body.current_password,
         next: request.body.new_password,
       }, contextOf(request), clientOf(request)),

@@ -65,7 +65,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'createVariant',
         tags: ['variants'],
@@ -75,13 +75,13 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(app.db, undefined, request.body, contextOf(request))),
+    async (request, reply) => created(reply, await createVariant(request.db, undefined, request.body, contextOf(request))),
   );
 
   app.post(
     '/batch',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       bodyLimit: BATCH_BODY_LIMIT,
       schema: {
         operationId: 'batchVariants',
@@ -96,7 +96,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const results = await runBatch(app.db, request.body.operations, contextOf(request));
+      const results = await runBatch(request.db, request.body.operations, contextOf(request));
       return {
         results: results.map(({ variant, ...result }) => ({ ...result, ...(variant ? { variant: toVariantResponse(variant, currency) } : {}) })),
       };
@@ -168,7 +168,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id',
     {
-      config: { roles: STAFF },
+      config: { roles: STAFF, checksCallerWithData: true },
       schema: {
         operationId: 'createVariantWithId',
         tags: ['variants'],
@@ -181,7 +181,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(app.db, request.params.id, request.body, contextOf(request))),
+    async (request, reply) => created(reply, await createVariant(request.db, request.params.id, request.body, contextOf(request))),
   );
 
   app.put(

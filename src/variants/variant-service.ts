@@ -73,7 +73,8 @@ async function recordStockMovement(trx: Transaction<Database>, variant: VariantR
 }
 
 async function createIn(trx: Transaction<Database>, id: string, input: VariantInput, context: EventContext): Promise<VariantRow> {
-  // Checked first so a taken id is reported as such even when the SKU collides too.
+  // Checked first so a taken id is reported as such even when the SKU collides too; over HTTP this
+  // read is the transaction's first statement, and carries the caller check.
   if (await findVariantById(trx, id)) throw variantExists();
   const created = await insertVariant(trx, id, toFields(input));
   await recordStockMovement(trx, created, created.stock, 'variant created', context);

@@ -12,7 +12,12 @@ import { createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, testCo
 /** Counts the statements the app sends (a result comes back once per statement executed). */
 class StatementCounter implements KyselyPlugin {
   count = 0;
-  transformQuery: KyselyPlugin['transformQuery'] = ({ node }) => node;
+  /** The caller checks made in a statement of their own (a data query carries none in its tree). */
+  ownChecks = 0;
+  transformQuery: KyselyPlugin['transformQuery'] = ({ node }) => {
+    if (JSON.stringify(node, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).includes('caller__role')) this.ownChecks++;
+    return node;
+  };
   transformResult: KyselyPlugin['transformResult'] = async ({ result }) => {
     this.count++;
     return result;
@@ -30,7 +35,9 @@ describe('the caller check travels with the data: one statement per authenticate
     const scratch = onPostgres ? await createScratchDatabase(process.env.DATABASE_URL!) : undefined;
     drop = scratch?.drop;
     const database = await openTestDatabase(scratch?.url);
-    app = await buildApp({ config: testConfig({}, scratch?.url), database: { ...database, db: database.db.withPlugin(counter) }, logger: false, printSecret: () => {} });
+    // A webhook's URL may name this machine, so that replacing one resolves no name over the network.
+    const config = testConfig({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, scratch?.url);
+    app = await buildApp({ config, database: { ...database, db: database.db.withPlugin(counter) }, logger: false, printSecret: () => {} });
     await app.ready();
     // Background loops would add their own statements to the count.
     await app.jobs.stop();
@@ -44,6 +51,7 @@ describe('the caller check travels with the data: one statement per authenticate
   });
   beforeEach(() => {
     counter.count = 0;
+    counter.ownChecks = 0;
   });
   const get = (url: string, session: Session) => app.inject({ method: 'GET', url, headers: session.auth });
   // Straight into the table: a webhook made over HTTP would need its URL resolved.
@@ -177,5 +185,80 @@ describe('the caller check travels with the data: one statement per authenticate
     assert.equal((await app.db.selectFrom('events').select('id').where('subject_id', '=', target.id).where('type', '=', 'user.balance_changed').execute()).length, 0);
     assert.equal((await app.db.selectFrom('idempotency_keys').select('key').where('owner_id', '=', otherAdmin.id).execute()).length, 0, 'a refused caller claims no key');
   });
-});
 
+  it('checks the caller of the other writes in their first statement too, never in a statement of its own', async () => {
+    const target = await createUser(app);
+    const webhookId = randomUUID();
+    await insertWebhook(webhookId, 'http://127.0.0.1:9/before');
+    const variant = (sku: string) => ({ product_id: sku, sku, name: sku, price: 1 });
+    const ownSession = await app.db.selectFrom('sessions').select('id').where('user_id', '=', target.id).executeTakeFirstOrThrow();
+    for (const [method, url, session, payload, status] of [
+      ['POST', '/api/variants', admin, variant(`W-${randomUUID()}`), 201],
+      ['POST', `/api/variants/${randomUUID()}`, admin, variant(`W-${randomUUID()}`), 201],
+      ['POST', '/api/variants/batch', admin, { operations: [{ op: 'create', variant: variant(`W-${randomUUID()}`) }] }, 200],
+      ['POST', '/api/auth/verify-email/resend', target, undefined, 202],
+      ['PUT', '/api/users/change-password', target, { current_password: target.password, new_password: 'another-password-456' }, 200],
+      ['POST', '/api/signing-keys/rotate', admin, undefined, 200],
+      ['PUT', `/api/webhooks/${webhookId}`, admin, { url: 'http://127.0.0.1:9/after', events: ['*'], enabled: true }, 200],
+    ] as const) {
+      counter.ownChecks = 0;
+      const response = await app.inject({ method, url, headers: session.auth, ...(payload ? { payload } : {}) });
+      assert.equal(response.statusCode, status, `${method} ${url}: ${response.body}`);
+      assert.equal(counter.ownChecks, 0, `${method} ${url}`);
+    }
+    // The password change ended the target's other sessions and opened a new one; end that one.
+    const [opened] = await app.db.selectFrom('sessions').select('id').where('user_id', '=', target.id).where('ended_at', 'is', null).execute();
+    assert.notEqual(opened!.id, ownSession.id);
+    const signedIn = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: target.email, password: 'another-password-456' } });
+    const auth = { authorization: `Bearer ${signedIn.json().access_token}` };
+    counter.ownChecks = 0;
+    const ended = await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${opened!.id}`, headers: auth });
+    assert.equal(ended.statusCode, 204, ended.body);
+    assert.equal(counter.ownChecks, 0);
+    assert.notEqual((await app.db.selectFrom('sessions').select('ended_at').where('id', '=', opened!.id).executeTakeFirstOrThrow()).ended_at, null);
+    assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${opened!.id}`, headers: auth })).code, 'not_found', 'an ended session');
+    assert.equal(problemOf(await app.inject({ method: 'DELETE', url: `/api/auth/sessions/${ownSession.id}`, headers: admin.auth })).code, 'not_found', "another user's session");
+    // The one write with a check of its own: no read comes before its URL is resolved.
+    counter.ownChecks = 0;
+    assert.equal((await app.inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: 'http://127.0.0.1:9/new', events: ['*'] } })).statusCode, 201);
+    assert.equal(counter.ownChecks, 1);
+  });
+
+  it('refuses those writes as before, and nothing of them stays: 403 for a role before 404 and 409, a suspended caller 403', async () => {
+    const taken = await app.db.selectFrom('variants').select(['id', 'sku']).where('id', '=', variantId).executeTakeFirstOrThrow();
+    const webhookId = randomUUID();
+    await insertWebhook(webhookId, 'http://127.0.0.1:9/kept');
+    const keysBefore = await app.db.selectFrom('signing_keys').select('kid').execute();
+    const target = await createUser(app);
+    const eventsBefore = await app.db.selectFrom('events').select('id').execute();
+    const mailsBefore = await app.db.selectFrom('email_outbox').select('id').where('to_address', '=', target.email).execute();
+    const refused = async (method: 'POST' | 'PUT' | 'DELETE', url: string, session: Session, payload?: object) =>
+      problemOf(await app.inject({ method, url, headers: session.auth, ...(payload ? { payload } : {}) })).code;
+    const sku = `R-${randomUUID()}`;
+    const body = { product_id: 'refused', sku, name: 'R', price: 1 };
+    assert.equal(await refused('POST', '/api/variants', customer, { ...body, sku: taken.sku }), 'forbidden', '403 before 409');
+    assert.equal(await refused('POST', '/api/variants', customer, body), 'forbidden');
+    assert.equal(await refused('POST', `/api/variants/${taken.id}`, customer, body), 'forbidden', '403 before 409');
+    assert.equal(await refused('POST', '/api/variants/batch', customer, { operations: [{ op: 'delete', id: randomUUID() }] }), 'forbidden', '403 before 404');
+    assert.equal(await refused('POST', '/api/variants/batch', customer, { operations: [{ op: 'create', variant: body }] }), 'forbidden');
+    assert.equal(await refused('POST', '/api/signing-keys/rotate', customer), 'forbidden');
+    assert.equal(await refused('PUT', `/api/webhooks/${randomUUID()}`, customer, { url: 'http://127.0.0.1:9/x', events: ['*'], enabled: true }), 'forbidden', '403 before 404');
+    assert.equal(await refused('PUT', `/api/webhooks/${webhookId}`, customer, { url: 'http://127.0.0.1:9/x', events: ['*'], enabled: true }), 'forbidden');
+    const [session] = await app.db.selectFrom('sessions').select('id').where('user_id', '=', target.id).execute();
+    const hash = (await app.db.selectFrom('users').select('password_hash').where('id', '=', target.id).executeTakeFirstOrThrow()).password_hash;
+    await sql`update users set status = 'suspended' where id = ${target.id}`.execute(app.db);
+    assert.equal(await refused('PUT', '/api/users/change-password', target, { current_password: target.password, new_password: 'another-password-789' }), 'account_suspended');
+    assert.equal(await refused('DELETE', `/api/auth/sessions/${session!.id}`, target), 'account_suspended');
+    assert.equal(await refused('DELETE', `/api/auth/sessions/${randomUUID()}`, target), 'account_suspended', '403 before 404');
+    assert.equal(await refused('POST', '/api/auth/verify-email/resend', target), 'account_suspended');
+    await sql`update users set status = 'active' where id = ${target.id}`.execute(app.db);
+    await sql`update sessions set ended_at = now() where id = ${session!.id}`.execute(app.db);
+    assert.equal(await refused('PUT', '/api/users/change-password', target, { current_password: target.password, new_password: 'another-password-789' }), 'invalid_token');
+    assert.equal((await app.db.selectFrom('users').select('password_hash').where('id', '=', target.id).executeTakeFirstOrThrow()).password_hash, hash);
+    assert.equal(await app.db.selectFrom('variants').select('id').where('sku', '=', sku).executeTakeFirst(), undefined);
+    assert.deepEqual(await app.db.selectFrom('signing_keys').select('kid').execute(), keysBefore);
+    assert.equal((await app.db.selectFrom('webhooks').select('url').where('id', '=', webhookId).executeTakeFirstOrThrow()).url, 'http://127.0.0.1:9/kept');
+    assert.equal((await app.db.selectFrom('events').select('id').execute()).length, eventsBefore.length, 'no event of a refused write');
+    assert.equal((await app.db.selectFrom('email_outbox').select('id').where('to_address', '=', target.email).execute()).length, mailsBefore.length, 'no email for a refused caller');
+  });
+});
