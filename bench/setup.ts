@@ -130,6 +130,6 @@ export async function compareWithReference(
   return {
     rounds,
     throughput: sum((round) => round.service.requestsPerSecond) / sum((round) => round.reference.requestsPerSecond),
-    p99: sum((round) => round.service.p99) / sum((round) => Math.max(round.reference.p99, 1)),
+    p99: sum((round) => round.service.p99) / sum((round) => Math.max(round.reference.p99, 0.01)),
   };
 }
