@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { postJson, startService } from '../test/helpers/service-process.js';
+import { runCatalogueBench } from './catalogue.js';
 import { runCheckout } from './checkout.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
@@ -23,6 +24,8 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '16' },
     scale: { type: 'boolean', default: false },
+    // Only the catalogue files' figures (imports and exports), on PostgreSQL.
+    'catalogue-only': { type: 'boolean', default: false },
   },
 });
 const duration = Number(options.duration);
@@ -56,6 +59,12 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   let service = await startService(await serviceEnvironment(database));
   try {
     const data = await seed(service.baseUrl);
+    if (options['catalogue-only']) {
+      say(`### Catalogue files on PostgreSQL 15: ${duration} s a scenario, ${connections} connections, 1 worker`);
+      say();
+      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch!.url, data, { connections, duration, say });
+      return;
+    }
     say(`### ${kind === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'}: ${duration} s a scenario, ${connections} connections, 1 worker`);
     say();
     const rows: Figures[] = [];
@@ -105,6 +114,10 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       say(`Memory over ${memoryRun.total} requests: RSS ${before.toFixed(0)} MiB before, ${warm.toFixed(0)} MiB on average from 20% to 40% of the run, ${last.toFixed(0)} MiB over its last fifth, peak ${peakAfterWarmUp.toFixed(0)} MiB; growth ${(((last - warm) / warm) * 100).toFixed(1)}% (target < 10%).`);
       say();
 
+      say(`#### Catalogue files`);
+      say();
+      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch.url, data, { connections, duration, say });
+
       service.child.kill('SIGTERM');
       await service.exited;
       service = await startService(await serviceEnvironment(database, 2));
@@ -134,7 +147,7 @@ if (options.scale) {
 
 const readmePath = path.join('bench', 'README.md');
 const readme = await readFile(readmePath, 'utf8');
-const marker = options.scale ? 'scale' : 'results';
+const marker = options.scale ? 'scale' : options['catalogue-only'] ? 'catalogue' : 'results';
 const start = `<!-- ${marker}:start -->`;
 const end = `<!-- ${marker}:end -->`;
 const before = readme.slice(0, readme.indexOf(start) + start.length);

@@ -46,7 +46,15 @@ export async function seed(baseUrl: string) {
     if (reply.status !== 201) throw new Error(`seeding failed: ${reply.status}`);
     return { id, sku, product };
   });
-  return { auth, users, variants };
+  // An API client that reads the catalogue, by its secret and by a client credentials token.
+  const client = await postJson(`${baseUrl}/api/clients`, { name: 'Bench reader', scopes: ['variants:read'] }, auth);
+  const granted = await fetch(`${baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `grant_type=client_credentials&client_id=${client.body?.id}&client_secret=${client.body?.secret}`,
+  }).then((reply) => reply.json() as Promise<{ access_token: string }>);
+  const clientAuth = { secret: { authorization: `Bearer ${client.body?.secret}` }, token: { authorization: `Bearer ${granted.access_token}` } };
+  return { auth, users, variants, clientAuth };
 }
 
 /** The scenarios of `npm run bench`, over the seeded data. */
@@ -54,6 +62,8 @@ export function benchScenarios(data: Awaited<ReturnType<typeof seed>>): Scenario
   const headers = data.auth;
   return [
     { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(data.variants).id}`, headers },
+    { name: 'GET /api/variants/{id} (API client secret)', path: () => `/api/variants/${pick(data.variants).id}`, headers: data.clientAuth.secret },
+    { name: 'GET /api/variants/{id} (API client token)', path: () => `/api/variants/${pick(data.variants).id}`, headers: data.clientAuth.token },
     { name: 'GET /api/variants/sku/{sku}', path: () => `/api/variants/sku/${pick(data.variants).sku.toLowerCase()}`, headers },
     { name: 'GET /api/variants/product/{id} (20)', path: () => `/api/variants/product/${pick(data.variants).product}`, headers },
     { name: 'GET /api/users/profile', path: () => '/api/users/profile', headers },

@@ -1,8 +1,8 @@
 /**
  * `npm run conformance`: starts the service on a scratch database (PostgreSQL with DATABASE_URL,
  * else PGlite in a temporary DATA_DIR), signs in, and runs Schemathesis against /openapi.json
- * with every check. The operations that take away the caller's own rights (delete, role, status,
- * change-password, ending sessions) run in a second pass as a throw-away admin, so the first
+ * with every check. The operations that take away the caller's own rights (delete, erase, role, status,
+ * change-password, ending sessions, deleting one's own account) run in a second pass as a throw-away admin, so the first
  * pass keeps its token.
  * Schemathesis is `st` from PATH, or the command SCHEMATHESIS names. Extra arguments go to `st`.
  */
@@ -22,6 +22,8 @@ const SELF_AFFECTING = [
   'DELETE /api/users/{id}/sessions',
   'DELETE /api/users/{id}/sessions/{session_id}',
   'DELETE /api/auth/sessions/{id}',
+  'DELETE /api/users/profile',
+  'POST /api/users/{id}/erase',
 ];
 const schemathesis = process.env.SCHEMATHESIS ?? 'st';
 const maxExamples = process.env.CONFORMANCE_EXAMPLES ?? '40';
@@ -52,7 +54,9 @@ function runSchemathesis(baseUrl: string, token: string, filter: string[]): Prom
     ...extraArguments,
   ];
   return new Promise((resolve) => {
-    const child = spawn(schemathesis, args, { stdio: 'inherit' });
+    // scripts/schemathesis_hooks.py: a serializer for the import's file bodies (CSV, JSON lines).
+    const hooks = { SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: [import.meta.dirname, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
+    const child = spawn(schemathesis, args, { stdio: 'inherit', env: { ...process.env, ...hooks } });
     child.on('exit', (code) => resolve(code ?? 1));
     child.on('error', (error) => {
       console.error(`cannot run Schemathesis (${schemathesis}): ${error.message}`);

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { authPlugin } from './auth/auth-plugin.js';
+import { clientsPlugin } from './clients/clients-plugin.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
@@ -9,13 +10,19 @@ import { registerAdminConsole } from './http/admin-console.js';
 import { httpFramePlugin } from './http/http-frame.js';
 import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
 import { metricsPlugin } from './http/metrics.js';
+import { mfaPlugin } from './mfa/mfa-plugin.js';
+import { privacyPlugin } from './privacy/privacy-plugin.js';
+import type { Tracing } from './tracing.js';
+import { importsPlugin } from './imports/imports-plugin.js';
 import { openApiPlugin } from './http/openapi.js';
 import { operationsRoutes } from './http/operations-routes.js';
+import { routeTablePlugin } from './http/route-table.js';
 import { securityPlugin } from './http/security.js';
 import { MAX_PARAM_LENGTH, serverOptions } from './http/server-options.js';
 import { inventoryPlugin } from './inventory/inventory-plugin.js';
 import { jobsPlugin } from './jobs/job-runner.js';
 import { mailPlugin } from './mail/mail-plugin.js';
+import { describeAccess, SCOPES } from './sessions/access-rule.js';
 import { sessionsPlugin } from './sessions/sessions-plugin.js';
 import { usersPlugin } from './users/users-plugin.js';
 import { variantsPlugin } from './variants/variants-plugin.js';
@@ -30,6 +37,8 @@ export interface AppOptions {
   config: Config;
   database: DatabaseHandle;
   logger?: FastifyServerOptions['logger'];
+  /** Tracing, when the OTEL_* variables ask for it (src/tracing.ts). */
+  tracing?: Tracing | undefined;
   /** Where the generated first-admin password goes; stderr by default. */
   printSecret?: (line: string) => void;
 }
@@ -37,25 +46,35 @@ export interface AppOptions {
 /** Builds the app: the ground floors first, then the shared services, then each area. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
-  const app = Fastify(serverOptions(config, options.logger)).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify(serverOptions(config, options.logger, options.tracing !== undefined)).withTypeProvider<TypeBoxTypeProvider>();
+  // First, so every route registered after it gets its server span.
+  if (options.tracing) await app.register(options.tracing.plugin);
   app.decorate('config', config);
 
-  await app.register(databasePlugin, { database: options.database });
+  // The database goes to each plugin that runs work of its own (jobs, start-up); routes reach it
+  // only through the admission of their request (sessions/admission.ts).
+  const { database } = options;
+  await app.register(routeTablePlugin);
+  await app.register(databasePlugin, { database });
   await app.register(jobsPlugin);
-  await app.register(metricsPlugin, { token: config.metricsToken });
-  await app.register(httpFramePlugin);
+  await app.register(metricsPlugin, { token: config.metricsToken, database });
+  await app.register(httpFramePlugin, { database });
   await app.register(securityPlugin, { config });
   await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });
-  await app.register(openApiPlugin, { config });
+  await app.register(openApiPlugin, { config, describeAccess, scopes: { ...SCOPES } });
   await registerAdminConsole(app);
-  await app.register(operationsRoutes);
+  await app.register(operationsRoutes, { database });
 
-  await app.register(sessionsPlugin, { config });
-  await app.register(mailPlugin);
-  await app.register(usersPlugin, { printSecret: options.printSecret });
-  await app.register(authPlugin);
+  await app.register(sessionsPlugin, { config, database });
+  await app.register(mailPlugin, { database });
+  await app.register(usersPlugin, { database, printSecret: options.printSecret });
+  await app.register(authPlugin, { database });
+  await app.register(mfaPlugin, { database });
+  await app.register(inventoryPlugin, { database });
   await app.register(variantsPlugin);
-  await app.register(inventoryPlugin);
-  await app.register(eventsPlugin);
+  await app.register(eventsPlugin, { database });
+  await app.register(privacyPlugin, { database });
+  await app.register(importsPlugin, { database });
+  await app.register(clientsPlugin);
   return app;
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import dotenv from 'dotenv';
 import { envSchema } from 'env-schema';
+import type { Role } from './db/tables.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -36,12 +37,21 @@ const EnvironmentSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 365 }),
+  DELETED_USER_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36500, default: 30 }),
+  SESSION_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 90 }),
+  IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1073741824, default: 52428800 }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ minLength: 3, default: 'no-reply@localhost' }),
   PASSWORD_RESET_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
   EMAIL_VERIFICATION_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
   PASSWORD_RESET_TTL: Type.Integer({ minimum: 60, maximum: 604800, default: 3600 }),
   EMAIL_VERIFICATION_TTL: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
+  LOGIN_ACCOUNT_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000, default: 20 }),
+  SIGNING_KEY_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  MFA_REQUIRED_ROLES: Type.Optional(Type.String({ pattern: '^\\s*(user|manager|admin)\\s*(,\\s*(user|manager|admin)\\s*)*$' })),
+  MFA_STEP_UP_MAX_AGE: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
+  WEBAUTHN_RP_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', maxLength: 253 })),
+  MFA_ISSUER: Type.String({ minLength: 1, maxLength: 64, default: 'Shop' }),
 });
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -83,6 +93,12 @@ export interface Config {
   /** Webhook hosts may resolve to loopback, private, link-local or unspecified addresses. */
   webhookAllowPrivateNetworks: boolean;
   eventRetentionDays: number;
+  /** Deleted users are erased this many days after their deletion; 0: never. */
+  deletedUserRetentionDays: number;
+  /** Ended and expired sessions are purged this many days after they end. */
+  sessionRetentionDays: number;
+  /** The largest import upload, in bytes. */
+  importMaxBytes: number;
   smtpUrl: string | undefined;
   mailFrom: string;
   /** Link templates with `{token}`. */
@@ -90,6 +106,19 @@ export interface Config {
   emailVerificationUrl: string;
   passwordResetTtlSeconds: number;
   emailVerificationTtlSeconds: number;
+  /** Failed logins an hour per account, from any address, before its logins get 429. */
+  loginAccountFailureLimit: number;
+  /** Set: private signing keys, live verification links and TOTP secrets are stored sealed with it (AES-256-GCM). */
+  signingKeyEncryptionKey: Buffer | undefined;
+  /** Roles that must have a second factor (until they do, only enrolment is open to them). */
+  mfaRequiredRoles: Role[];
+  /** How recently a session's second factor must have been verified for a step-up action. */
+  mfaStepUpMaxAgeSeconds: number;
+  /** The WebAuthn relying party: its id (a host name) and the origin passkeys are used from. */
+  webauthnRpId: string;
+  webauthnOrigin: string;
+  /** The name authenticator apps and passkey prompts show for the service. */
+  mfaIssuer: string;
 }
 
 export class ConfigError extends Error {}
@@ -126,6 +155,11 @@ export function buildConfig(environment: Environment): Config {
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('invalid configuration: JWT_SECRET must be at least 32 bytes');
   }
+  const encryptionKey = environment.SIGNING_KEY_ENCRYPTION_KEY;
+  const signingKeyEncryptionKey = encryptionKey === undefined ? undefined : Buffer.from(encryptionKey, 'base64');
+  if (encryptionKey !== undefined && (!/^[A-Za-z0-9+/]+={0,2}$/.test(encryptionKey) || signingKeyEncryptionKey!.length !== 32)) {
+    throw new ConfigError('invalid configuration: SIGNING_KEY_ENCRYPTION_KEY must be the base64 of 32 bytes (openssl rand -base64 32)');
+  }
   return {
     port: environment.PORT,
     host: environment.HOST,
@@ -157,12 +191,22 @@ export function buildConfig(environment: Environment): Config {
     webhookAllowHttp: environment.WEBHOOK_ALLOW_HTTP,
     webhookAllowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     eventRetentionDays: environment.EVENT_RETENTION_DAYS,
+    deletedUserRetentionDays: environment.DELETED_USER_RETENTION_DAYS,
+    sessionRetentionDays: environment.SESSION_RETENTION_DAYS,
+    importMaxBytes: environment.IMPORT_MAX_BYTES,
     smtpUrl: environment.SMTP_URL,
     mailFrom: environment.MAIL_FROM,
     passwordResetUrl: environment.PASSWORD_RESET_URL ?? `${publicUrl}/admin/#/reset-password?token={token}`,
     emailVerificationUrl: environment.EMAIL_VERIFICATION_URL ?? `${publicUrl}/admin/#/verify-email?token={token}`,
     passwordResetTtlSeconds: environment.PASSWORD_RESET_TTL,
     emailVerificationTtlSeconds: environment.EMAIL_VERIFICATION_TTL,
+    loginAccountFailureLimit: environment.LOGIN_ACCOUNT_FAILURE_LIMIT,
+    signingKeyEncryptionKey,
+    mfaRequiredRoles: [...new Set((environment.MFA_REQUIRED_ROLES ?? '').split(',').map((role) => role.trim()).filter(Boolean))] as Role[],
+    mfaStepUpMaxAgeSeconds: environment.MFA_STEP_UP_MAX_AGE,
+    webauthnRpId: environment.WEBAUTHN_RP_ID ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, ''),
+    webauthnOrigin: new URL(publicUrl).origin,
+    mfaIssuer: environment.MFA_ISSUER,
   };
 }
 

@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
+import { startTracing } from './tracing.js';
 import { serveClusterMetrics } from './http/metrics.js';
 
 function readConfig(): Config {
@@ -22,13 +23,17 @@ function readConfig(): Config {
 }
 
 async function serve(config: Config): Promise<void> {
+  // Before anything else, so the first request is traced; unset OTEL_* variables load nothing.
+  const tracing = await startTracing();
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    traced: tracing !== undefined,
   });
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, tracing });
+  if (tracing) app.addHook('onClose', () => tracing.shutdown());
 
   // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the database, exit 0.
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -4,10 +4,17 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 export function accessTokenVerifier(serviceUrl, { issuer = 'shop-accounts-service', audience = 'shop-accounts-api' } = {}) {
   const keys = createRemoteJWKSet(new URL('/.well-known/jwks.json', serviceUrl));
-  return async (token) => {
+  return async (token, { scope } = {}) => {
     const { payload, protectedHeader } = await jwtVerify(token, keys, { issuer, audience, algorithms: ['EdDSA'], typ: 'at+jwt' });
-    // payload.sub is the user, payload.sid the session. A signature says who the token was
-    // issued to; whether its session has ended since is known only to this service.
+    if (payload.client_id !== undefined) {
+      // An API client's token (client credentials grant): no session, the scopes it was granted.
+      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+      if (scope !== undefined && !scopes.includes(scope)) throw new Error(`the token lacks the scope ${scope}`);
+      return { clientId: payload.client_id, scopes, keyId: protectedHeader.kid };
+    }
+    // A user's token: payload.sub is the user, payload.sid the session. A signature says who the
+    // token was issued to; whether its session has ended since is known only to this service.
+    if (scope !== undefined) throw new Error('a user token carries no scopes');
     return { userId: payload.sub, sessionId: payload.sid, keyId: protectedHeader.kid };
   };
 }

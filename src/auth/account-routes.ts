@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
+import { addressKey } from '../http/client-address.js';
 import { problemResponses } from '../http/problem-schema.js';
+import { ANY_ROLE, PUBLIC } from '../sessions/access-rule.js';
 import { confirmEmailVerification, confirmPasswordReset, requestPasswordReset, resendVerification } from '../users/account-service.js';
 import { EmailBody, MailAcceptedSchema, ResetConfirmBody, VerifyEmailBody } from '../users/user-schemas.js';
 
@@ -13,40 +15,51 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/password-reset',
     {
+      config: { access: PUBLIC },
       schema: {
         operationId: 'requestPasswordReset',
         tags: ['auth'],
         security: [],
         summary: 'Email a one-time link to reset the password',
-        description: 'Always 202 with the same body, whether or not an account has this email. Rate-limited like logins.',
+        description:
+          'Always 202 with the same body, at once, whether or not an account has this email: the link is queued after the ' +
+          'reply, so the reply takes the same time either way. Rate-limited like logins (per address and email); an account ' +
+          'gets at most 3 reset mails an hour, whatever the addresses asking (beyond that the reply is still 202).',
         body: EmailBody,
         response: { 202: MailAcceptedSchema, ...problemResponses(400, 413, 415) },
       },
       preHandler: async (request) => {
-        await app.rateLimiter.spend(`reset:${request.ip}:${request.body.email.toLowerCase()}`, config.loginRateLimit);
+        await app.rateLimiter.spend(`reset:${addressKey(request.ip)}:${request.body.email.toLowerCase()}`, config.loginRateLimit);
+      },
+      // After the reply has gone: a known address must not take longer to answer than an unknown one.
+      onResponse: async (request, reply) => {
+        if (reply.statusCode !== 202) return;
+        await requestPasswordReset(request.access.db, request.body.email, app.accountMail).catch((error: unknown) =>
+          request.log.error({ err: error }, 'could not queue a password-reset mail'),
+        );
       },
     },
-    async (request, reply) => {
-      await requestPasswordReset(app.db, request.body.email, config);
-      return reply.code(202).send({ status: 'accepted' as const });
-    },
+    async (_request, reply) => reply.code(202).send({ status: 'accepted' as const }),
   );
 
   app.post(
     '/password-reset/confirm',
     {
+      config: { access: PUBLIC },
       schema: {
         operationId: 'confirmPasswordReset',
         tags: ['auth'],
         security: [],
         summary: 'Set a new password with the emailed token',
-        description: 'Spends every outstanding reset link of the user and ends all of its sessions. 400 `invalid_reset_token` for an unknown, used or expired token.',
+        description:
+          'Spends every outstanding reset link of the user, ends all of its sessions and starts its failed-login count afresh. ' +
+          '400 `invalid_reset_token` for an unknown, used or expired token (answered before the new password is hashed).',
         body: ResetConfirmBody,
         response: { 204: Type.Null({ description: 'The password is changed.' }), ...problemResponses(400, 413, 415) },
       },
     },
     async (request, reply) => {
-      await confirmPasswordReset(app.db, request.body.token, request.body.new_password, contextOf(request));
+      await confirmPasswordReset(request.access.db, request.body.token, request.body.new_password, contextOf(request));
       return reply.code(204).send(null);
     },
   );
@@ -54,6 +67,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/verify-email',
     {
+      config: { access: PUBLIC },
       schema: {
         operationId: 'verifyEmail',
         tags: ['auth'],
@@ -65,7 +79,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await confirmEmailVerification(app.db, request.body.token, contextOf(request));
+      await request.access.transaction((trx) => confirmEmailVerification(trx, request.body.token, contextOf(request)));
       return reply.code(204).send(null);
     },
   );
@@ -76,17 +90,20 @@ export const resendRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/verify-email/resend',
     {
-      config: { checksCallerWithData: true },
+      config: { access: { roles: ANY_ROLE } },
       schema: {
         operationId: 'resendVerificationEmail',
         tags: ['auth'],
-        summary: 'Send the caller another verification link',
-        description: '202; no email when the address is verified already.',
-        response: { 202: MailAcceptedSchema, ...problemResponses(401, 403) },
+        summary: 'Send the caller the verification link again',
+        description:
+          '202; the live link is sent again (a new one only when none lives), no email when the address is verified already. ' +
+          'At most once a minute and 5 times in 24 hours per user, counting every request: beyond that 429 with Retry-After. No body.',
+        response: { 202: MailAcceptedSchema, ...problemResponses(401, 403, 429) },
       },
     },
     async (request, reply) => {
-      await resendVerification(request.db, request.identity.userId, app.config);
+      const { access } = request;
+      await access.transaction((trx) => resendVerification(trx, access.callerId, app.accountMail));
       return reply.code(202).send({ status: 'accepted' as const });
     },
   );

@@ -1,18 +1,30 @@
 import type { FastifyInstance } from 'fastify';
+import type { DatabaseHandle } from '../db/database.js';
+import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import { accountRoutes, resendRoutes } from './account-routes.js';
 import { authRoutes } from './auth-routes.js';
 import { sessionRoutes } from './session-routes.js';
+import { signingKeyRoutes } from './signing-key-routes.js';
+import { rotateWhenDue } from './signing-key-rotation.js';
 
-/** Register, login, refresh and logout (no access token needed), and the caller's sessions. */
-export async function authPlugin(app: FastifyInstance): Promise<void> {
-  await app.register(authRoutes, { prefix: '/api/auth' });
-  await app.register(accountRoutes, { prefix: '/api/auth' });
-  await app.register(
-    async (sessions) => {
-      sessions.addHook('onRequest', app.authenticate);
-      await sessions.register(sessionRoutes);
-      await sessions.register(resendRoutes);
-    },
-    { prefix: '/api/auth' },
-  );
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * Register, login, refresh and logout (no access token needed), the caller's sessions, and the
+ * signing keys' rotation (an admin's, or the automatic one every SIGNING_KEY_ROTATION_DAYS).
+ */
+export async function authPlugin(app: FastifyInstance, options: { database: DatabaseHandle }): Promise<void> {
+  for (const routes of [authRoutes, accountRoutes, sessionRoutes, resendRoutes]) await app.register(routes, { prefix: '/api/auth' });
+  await app.register(signingKeyRoutes, { prefix: '/api/signing-keys' });
+  const { ring, rotation } = app.signingKeys;
+  const days = app.config.signingKeyRotationDays;
+  if (ring && days > 0) {
+    app.jobs.add({
+      name: 'rotate-signing-key',
+      everyMs: HOUR_MS,
+      run: async () => {
+        if (await rotateWhenDue(options.database.db, days, rotation, SERVICE_CONTEXT)) await ring.reload();
+      },
+    });
+  }
 }

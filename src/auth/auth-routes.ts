@@ -2,22 +2,23 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
-import { AppError, accountSuspended, forbidden } from '../http/errors.js';
+import { AppError, forbidden } from '../http/errors.js';
+import { addressKey } from '../http/client-address.js';
 import { setEtag } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
-import { verifyPassword } from '../sessions/passwords.js';
 import { findRefreshToken } from '../sessions/refresh-token-repository.js';
-import { signOut } from '../sessions/session-service.js';
-import { rotateRefreshToken } from '../sessions/refresh-rotation.js';
+import { signOut } from '../users/sign-out-service.js';
+import { pairOrRefusal } from '../sessions/refresh-rotation.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
-import { clientOf, hashRefreshToken, startSession } from '../sessions/token-pairs.js';
-import { findUserByEmail } from '../users/user-repository.js';
+import { clientOf, hashRefreshToken } from '../sessions/token-pairs.js';
+import { PUBLIC } from '../sessions/access-rule.js';
+import { hashPassword } from '../sessions/passwords.js';
+import { logIn } from './login-service.js';
+import { refreshSession } from './refresh-service.js';
 import { toUserResponse } from '../users/user-response.js';
 import { UserSchema } from '../users/user-schemas.js';
 import { createUser } from '../users/user-service.js';
 import { LoginBody, RefreshTokenBody, RegisterBody } from './auth-schemas.js';
-
-const invalidCredentials = () => new AppError('invalid_credentials', 'The email or password is wrong.');
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
@@ -25,6 +26,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/register',
     {
+      config: { access: PUBLIC },
       schema: {
         tags: ['auth'],
         security: [],
@@ -44,7 +46,9 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       // The new user is the actor of its own registration.
       const id = randomUUID();
-      const user = await createUser(app.db, { ...request.body, id, role: 'user' }, contextOf(request, id), config);
+      const { password, ...fields } = request.body;
+      const passwordHash = await hashPassword(password);
+      const user = await request.access.transaction((trx) => createUser(trx, { ...fields, id, passwordHash, role: 'user' }, contextOf(request, id), app.accountMail));
       setEtag(reply, user.version);
       reply.header('location', `/api/users/${user.id}`);
       return reply.code(201).send(toUserResponse(user, config.currency));
@@ -54,7 +58,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/login',
     {
-      config: { noStore: true },
+      config: { noStore: true, access: PUBLIC },
       schema: {
         tags: ['auth'],
         security: [],
@@ -63,46 +67,58 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Unknown email and wrong password get the same 401 `invalid_credentials` in about the same time. ' +
           'A suspended account gets 403 `account_suspended`, only once the password was found correct. ' +
-          'Rate-limited per client address and email (LOGIN_RATE_LIMIT a minute).',
+          'Rate-limited per client address (an IPv6 address by its /64) and email (LOGIN_RATE_LIMIT a minute), and per account: ' +
+          'after LOGIN_ACCOUNT_FAILURE_LIMIT failed logins in an hour from any addresses, 429 until the oldest is an hour old ' +
+          '(a completed password reset starts the count afresh). A login that overlaps a password change, reset, suspension ' +
+          'or deletion of its user never yields a session that outlives that change: it may answer 401/403, or 200 with ' +
+          'tokens that are refused from the next request on.',
         body: LoginBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
       preHandler: async (request) => {
         const email = request.body.email.toLowerCase();
-        await app.rateLimiter.spend(`login:${request.ip}:${email}`, config.loginRateLimit);
+        await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${email}`, config.loginRateLimit);
       },
     },
     async (request) => {
-      const user = await findUserByEmail(app.db, request.body.email);
-      const passwordMatches = await verifyPassword(user?.password_hash, request.body.password);
-      if (!user || !passwordMatches) throw invalidCredentials();
-      if (user.status === 'suspended') throw accountSuspended();
-      return startSession(app.db, app.tokenIssuer, user.id, clientOf(request));
+      const outcome = await logIn(request.access.db, app.tokenIssuer, request.body, clientOf(request), config.loginAccountFailureLimit);
+      if ('pair' in outcome) return outcome.pair;
+      throw new AppError('mfa_required', 'This account has a second factor: send it with the mfa_token to POST /api/auth/login/mfa.', undefined, undefined, { ...outcome.secondStep });
     },
   );
 
   app.post(
     '/refresh',
     {
-      config: { noStore: true },
+      config: { noStore: true, access: PUBLIC },
       schema: {
         tags: ['auth'],
         security: [],
         operationId: 'refreshTokens',
         summary: 'Rotate a refresh token into a new token pair',
         description:
-          'The presented refresh token is spent. Presenting a spent one again revokes its whole family ' +
-          '(401 `invalid_token`). A suspended user gets 403 `account_suspended`.',
+          'The presented refresh token is spent; a session has one live refresh token at a time. A spent token presented ' +
+          'again within REFRESH_REUSE_INTERVAL seconds of its rotation gets a fresh access token and the very refresh token ' +
+          'its rotation issued (a client that refreshed twice at once keeps one refresh token); presented later, it ends the ' +
+          'session (401 `invalid_token`, event `user.sessions_ended` with `cause: "refresh_reuse"`). A suspended user gets ' +
+          '403 `account_suspended`.',
         body: RefreshTokenBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
     },
-    async (request) => rotateRefreshToken(app.db, app.tokenIssuer, request.body.refresh_token),
+    async (request) => {
+      const outcome = await request.access.transaction((trx) => refreshSession(trx, app.tokenIssuer, request.body.refresh_token, contextOf(request)));
+      if ('refusal' in outcome && outcome.refusal === 'reused') {
+        request.log.warn({ user_id: outcome.userId, session_id: outcome.sessionId }, 'a spent refresh token came back after the reuse interval: its session is ended');
+      }
+      return pairOrRefusal(outcome);
+    },
   );
 
   app.post(
     '/logout',
     {
+      config: { access: PUBLIC },
       schema: {
         tags: ['auth'],
         security: [],
@@ -116,8 +132,10 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const token = await findRefreshToken(app.db, hashRefreshToken(request.body.refresh_token));
-      if (token) await signOut(app.db, { userId: token.user_id, sessionId: token.family_id }, 'logout', contextOf(request, token.user_id));
+      await request.access.transaction(async (trx) => {
+        const token = await findRefreshToken(trx, hashRefreshToken(request.body.refresh_token));
+        if (token) await signOut(trx, { userId: token.user_id, sessionId: token.family_id }, 'logout', contextOf(request, token.user_id));
+      });
       return reply.code(204).send(null);
     },
   );

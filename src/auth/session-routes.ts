@@ -4,17 +4,18 @@ import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { listActiveSessions } from '../sessions/session-repository.js';
+import { ANY_ROLE } from '../sessions/access-rule.js';
+import { activeSessions } from '../sessions/session-repository.js';
 import { toSessionResponse } from '../sessions/session-response.js';
 import { SessionListSchema } from '../sessions/session-schemas.js';
-import { endSession } from '../sessions/session-service.js';
+import { endSession } from '../users/sign-out-service.js';
 
-/** The caller's own sessions: where it is signed in, and signing one of them out. */
+/** The caller's own sessions: where it is signed in, and signing one of them out. Users only. */
 export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sessions',
     {
-      config: { checksCallerWithData: true },
+      config: { access: { roles: ANY_ROLE, duringEnrolment: true } },
       schema: {
         operationId: 'listMySessions',
         tags: ['auth'],
@@ -23,15 +24,16 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const sessions = await listActiveSessions(request.db, request.identity.userId);
-      return { items: sessions.map((session) => toSessionResponse(session, request.identity.sessionId)) };
+      const { access } = request;
+      const sessions = await access.readPage((db) => activeSessions(db, access.ownUserId));
+      return { items: sessions.map((session) => toSessionResponse(session, access.caller.sessionId)) };
     },
   );
 
   app.delete(
     '/sessions/:id',
     {
-      config: { checksCallerWithData: true },
+      config: { access: { roles: ANY_ROLE, duringEnrolment: true } },
       schema: {
         operationId: 'endMySession',
         tags: ['auth'],
@@ -42,7 +44,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await endSession(request.db, { userId: request.identity.userId, sessionId: request.params.id }, contextOf(request)))) throw notFound('session');
+      const { access } = request;
+      const ended = await access.transaction((trx) => endSession(trx, { userId: access.callerId, sessionId: request.params.id }, contextOf(request)));
+      if (!ended) throw notFound('session');
       return reply.code(204).send(null);
     },
   );

@@ -1,23 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from './database.js';
 import { migrateToLatest } from './migrate.js';
-import type { Database } from './tables.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    db: Kysely<Database>;
-    database: DatabaseHandle;
-  }
-}
-
-/** Brings the schema up to date, then lends the database to every plugin; closes it last. */
+/**
+ * Brings the schema up to date, and closes the database last. It decorates nothing: the app
+ * hands the handle to the plugins that run work of their own, and a request reaches the
+ * database only through its admission.
+ */
 export const databasePlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
     const { database } = options;
-    app.decorate('database', database);
-    app.decorate('db', database.db);
     app.addHook('onClose', async () => database.close());
     await migrateToLatest(database.db);
   },

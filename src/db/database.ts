@@ -5,8 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
-import { StatementResult } from './statement-result.js';
-import { withStatementRewrites } from './statement-rewrites.js';
+import { TracedDialect } from './traced-dialect.js';
 import type { Database } from './tables.js';
 
 export interface DatabaseOptions {
@@ -17,6 +16,10 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** PostgreSQL: the longest a statement may run (sent as statement_timeout, and enforced on the client too). */
   statementTimeoutMs?: number;
+  /** Called with the text of every statement sent (tests count them; a developer may print them). */
+  onStatement?: (sql: string) => void;
+  /** Every statement a span (tracing on: src/tracing.ts). */
+  traced?: boolean;
 }
 
 export interface PoolStats {
@@ -32,6 +35,11 @@ export interface DatabaseHandle {
   ping(): Promise<void>;
   /** The connection pool now; the embedded database is one connection, never waited on here. */
   poolStats(): PoolStats;
+  /**
+   * Whether statements outside a transaction can run while it is open (a pool: PostgreSQL). The
+   * embedded database is one connection: a transaction holds it until it ends.
+   */
+  concurrent: boolean;
   close(): Promise<void>;
 }
 
@@ -40,13 +48,16 @@ const parseInt8 = (value: string) => Number(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) : undefined;
-  const dialect = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir));
-  const db = new Kysely<Database>({ dialect: withStatementRewrites(dialect) });
+  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir));
+  const dialect = options.traced ? new TracedDialect(plain) : plain;
+  const onStatement = options.onStatement;
+  const db = new Kysely<Database>({ dialect, ...(onStatement ? { log: (event) => onStatement(event.query.sql) } : {}) });
   return {
     db,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    concurrent: pool !== undefined,
     poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 1, idle: 0, waiting: 0 }),
     close: () => db.destroy(),
   };
@@ -64,24 +75,13 @@ class PreparingClient extends pg.Client {
   override query(...args: any[]): any {
     const [text, values] = args;
     const name = typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2 ? statementName(text) : undefined;
-    let result: unknown;
-    if (name) {
-      // A Query built from the text alone: given a config object, pg copies it property by
-      // property on every call, which showed in the profile.
-      const query = new pg.Query(text, values) as pg.Query & { name: string; callback: (error: Error | null, answer: unknown) => void; _result: unknown; _results: unknown };
-      query.name = name;
-      query._result = query._results = new StatementResult(name);
-      result = new Promise((resolve, reject) => {
-        query.callback = (error: Error | null, answer: unknown) => (error ? reject(error) : resolve(answer));
-      });
-      super.query(query);
-    } else {
-      result = (super.query as (...rest: any[]) => any)(...args);
-    }
+    const result = name ? super.query({ name, text, values }) : (super.query as (...rest: any[]) => any)(...args);
     if (!(result instanceof Promise)) return result;
     return result.catch((error: Error) => {
       // A statement the server never answered leaves this connection busy for good: cut it, so
-      // the pool drops it on release and the next request gets a fresh one.
+      // the pool drops it on release and the next request gets a fresh one. pg offers no public
+      // way to cut a busy connection; this is the one private field the service touches, and
+      // package.json pins pg exactly for it.
       if (error.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
       throw error;
     });

@@ -43,3 +43,20 @@ export async function countRows(query: SelectQueryBuilder<any, any, any>): Promi
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
+
+/**
+ * Every row of a keyset-paged query, read a page at a time (an export streams a user's history
+ * this way, in flat memory however long it is). `page` reads one page as keysetPage does: one
+ * row more than asked, to tell whether another page follows.
+ */
+export async function* everyRow<Row extends { created_at: Date; id: string }>(page: (request: PageRequest) => Promise<Row[]>, pageSize = 500): AsyncGenerator<Row> {
+  let after: PageRequest['after'];
+  for (;;) {
+    const rows = await page({ limit: pageSize, after });
+    const kept = rows.slice(0, pageSize);
+    for (const row of kept) yield row;
+    if (rows.length <= pageSize) return;
+    const last = kept[kept.length - 1]!;
+    after = { createdAt: last.created_at, id: last.id };
+  }
+}

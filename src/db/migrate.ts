@@ -11,6 +11,12 @@ import { signingKeys } from './migrations/0009-signing-keys.js';
 import { email } from './migrations/0010-email.js';
 import { stockMovements } from './migrations/0011-stock-movements.js';
 import { reservations } from './migrations/0012-reservations.js';
+import { hardening } from './migrations/0013-hardening.js';
+import { apiClients } from './migrations/0014-api-clients.js';
+import { secondFactors } from './migrations/0015-second-factors.js';
+import { privacy } from './migrations/0016-privacy.js';
+import { imports } from './migrations/0017-imports.js';
+import { eventTraceContext } from './migrations/0018-event-trace-context.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +32,12 @@ const migrations: Record<string, Migration> = {
   '0010-email': email,
   '0011-stock-movements': stockMovements,
   '0012-reservations': reservations,
+  '0013-hardening': hardening,
+  '0014-api-clients': apiClients,
+  '0015-second-factors': secondFactors,
+  '0016-privacy': privacy,
+  '0017-imports': imports,
+  '0018-event-trace-context': eventTraceContext,
 };
 
 const staticProvider: MigrationProvider = {

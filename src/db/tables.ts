@@ -14,13 +14,19 @@ export interface UsersTable {
   status: UserStatus;
   balance: ColumnType<number, number | undefined, number>;
   password_hash: string;
-  /** Bumped on password change and deletion; access tokens carry it and die when it moves. */
+  /**
+   * Moves on every change that must end the user's sessions (password change or reset,
+   * suspension, deletion): a login that read the user before such a change commits finds it
+   * moved and starts no session (API.md section 10, "Credentials change atomically").
+   */
   session_version: ColumnType<number, number | undefined, number>;
   email_verified: ColumnType<boolean, boolean | undefined, boolean>;
   version: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Date | null;
+  /** When what identified the person was removed (API.md section 13); null until then. */
+  erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface RefreshTokensTable {
@@ -32,6 +38,8 @@ export interface RefreshTokensTable {
   created_at: Timestamp;
   used_at: Date | null;
   revoked_at: Date | null;
+  /** The token this one's rotation issued, sealed with this token's own value (see refresh-rotation.ts). */
+  successor_sealed: string | null;
 }
 
 export interface SessionsTable {
@@ -43,6 +51,12 @@ export interface SessionsTable {
   ended_at: Date | null;
   user_agent: string | null;
   ip: string | null;
+  /** How the session started (RFC 8176): `pwd`, then `otp`/`hwk` and `mfa` after a second factor. */
+  amr: ColumnType<string[], string[] | undefined, string[]>;
+  /** When the user authenticated to start it; kept across refreshes. */
+  auth_time: Timestamp;
+  /** When a second factor was last verified in it (login, step-up, a confirmed factor). */
+  mfa_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface SigningKeysTable {
@@ -66,6 +80,18 @@ export interface OneTimeTokensTable {
   expires_at: Date;
   used_at: Date | null;
   created_at: Timestamp;
+  /** The token's value, sealed (secrets-at-rest.ts), while it is live: a resend sends it again. */
+  sealed_token: string | null;
+}
+
+export type AccountAttemptKind = 'login_failure' | 'email_change' | 'verification_resend';
+
+export interface AccountAttemptsTable {
+  id: string;
+  kind: AccountAttemptKind;
+  /** A user id, or for failed logins the lower-cased email tried (known or not). */
+  subject: string;
+  created_at: Timestamp;
 }
 
 export interface EmailOutboxTable {
@@ -79,6 +105,7 @@ export interface EmailOutboxTable {
   last_error: string | null;
   next_attempt_at: Timestamp;
   claimed_until: Date | null;
+  claim_token: string | null;
   created_at: Timestamp;
   sent_at: Date | null;
 }
@@ -155,10 +182,14 @@ export interface EventsTable {
   type: string;
   created_at: Timestamp;
   actor_id: string | null;
+  /** Whose change: a user's or an API client's; null (with a null actor_id) for the service's own. */
+  actor_type: 'user' | 'client' | null;
   request_id: string | null;
   subject_type: string;
   subject_id: string;
   data: ColumnType<Record<string, unknown>, string, string>;
+  /** The `traceparent` of the request that recorded it (tracing on); null otherwise. */
+  trace_parent: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface WebhooksTable {
@@ -186,8 +217,141 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   next_attempt_at: Timestamp;
   claimed_until: Date | null;
+  claim_token: string | null;
   created_at: Timestamp;
   delivered_at: Date | null;
+}
+
+export interface ApiClientsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  scopes: string[];
+  status: 'active' | 'disabled';
+  rate_limit: number | null;
+  version: ColumnType<number, number | undefined, number>;
+  created_by: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_used_at: Date | null;
+  /** Set when the client is disabled: its tokens issued before then stay refused. */
+  tokens_valid_after: Date | null;
+  deleted_at: Date | null;
+}
+
+export interface ApiClientSecretsTable {
+  id: string;
+  client_id: string;
+  /** SHA-256 of the secret: 256 random bits need no slow hash. */
+  secret_hash: string;
+  /** The secret's first 12 characters, to recognise it. */
+  prefix: string;
+  created_at: Timestamp;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  deleted_at: Date | null;
+}
+
+export type FactorType = 'totp' | 'webauthn';
+
+export interface MfaFactorsTable {
+  id: string;
+  user_id: string;
+  type: FactorType;
+  name: string;
+  /** The TOTP secret (base32), sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set. */
+  totp_secret: string | null;
+  /** The last 30-second step whose code was accepted: a code is good once. */
+  totp_last_step: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A passkey's credential id (base64url). */
+  credential_id: string | null;
+  /** A passkey's COSE public key. */
+  public_key: Uint8Array | null;
+  sign_count: ColumnType<number, number | undefined, number>;
+  transports: string[] | null;
+  /** Null until confirmed; only confirmed factors count. */
+  confirmed_at: Date | null;
+  created_at: Timestamp;
+  last_used_at: Date | null;
+}
+
+export interface MfaRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 of the code as typed without dashes, in lower case. */
+  code_hash: string;
+  created_at: Timestamp;
+  used_at: Date | null;
+}
+
+export interface MfaLoginTokensTable {
+  id: string;
+  /** SHA-256 of the `mfa_token` a login answered with. */
+  token_hash: string;
+  user_id: string;
+  /** The user's session_version when the password was found right: a change since voids the token. */
+  session_version: number;
+  failures: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Date | null;
+}
+
+export interface WebauthnChallengesTable {
+  challenge: string;
+  purpose: 'registration' | 'authentication';
+  user_id: string;
+  /** The login (its mfa_token's row) or the session the challenge belongs to. */
+  login_token_id: string | null;
+  session_id: string | null;
+  expires_at: Timestamp;
+}
+
+export interface ImportUploadsTable {
+  upload_id: string;
+  position: number;
+  data: Uint8Array;
+  created_at: Timestamp;
+}
+
+export type ImportStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type ImportFormat = 'csv' | 'jsonl';
+
+/** An import of variants (API.md section 14), and its row of the work queue. */
+export interface VariantImportsTable {
+  id: string;
+  upload_id: string;
+  status: ImportStatus;
+  format: ImportFormat;
+  mode: 'upsert' | 'create';
+  on_error: 'reject_all' | 'skip_failed';
+  dry_run: boolean;
+  byte_size: number;
+  rows_total: number | null;
+  rows_processed: ColumnType<number, number | undefined, number>;
+  created: ColumnType<number, number | undefined, number>;
+  updated: ColumnType<number, number | undefined, number>;
+  unchanged: ColumnType<number, number | undefined, number>;
+  failed: ColumnType<number, number | undefined, number>;
+  first_errors: ColumnType<{ line: number; message: string }[], string | undefined, string>;
+  created_by: string;
+  actor_type: 'user' | 'client';
+  created_at: Timestamp;
+  started_at: Date | null;
+  finished_at: Date | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp;
+  claimed_until: Date | null;
+  claim_token: string | null;
+  last_error: string | null;
+}
+
+export interface VariantImportErrorsTable {
+  import_id: string;
+  line: number;
+  error: string;
+  /** The row as the file had it: CSV cells by column, or the JSON line's object (or its text). */
+  fields: ColumnType<unknown, string, string>;
 }
 
 export interface Database {
@@ -196,6 +360,7 @@ export interface Database {
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
   one_time_tokens: OneTimeTokensTable;
+  account_attempts: AccountAttemptsTable;
   email_outbox: EmailOutboxTable;
   stock_movements: StockMovementsTable;
   reservations: ReservationsTable;
@@ -206,6 +371,15 @@ export interface Database {
   events: EventsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  api_clients: ApiClientsTable;
+  mfa_factors: MfaFactorsTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  mfa_login_tokens: MfaLoginTokensTable;
+  webauthn_challenges: WebauthnChallengesTable;
+  api_client_secrets: ApiClientSecretsTable;
+  import_uploads: ImportUploadsTable;
+  variant_imports: VariantImportsTable;
+  variant_import_errors: VariantImportErrorsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -224,3 +398,8 @@ export type EmailRow = Selectable<EmailOutboxTable>;
 export type ReservationRow = Selectable<ReservationsTable>;
 export type ReservationLineRow = Selectable<ReservationLinesTable>;
 export type StockMovementRow = Selectable<StockMovementsTable>;
+export type ApiClientRow = Selectable<ApiClientsTable>;
+export type ApiClientSecretRow = Selectable<ApiClientSecretsTable>;
+export type MfaFactorRow = Selectable<MfaFactorsTable>;
+export type MfaLoginTokenRow = Selectable<MfaLoginTokensTable>;
+export type VariantImportRow = Selectable<VariantImportsTable>;

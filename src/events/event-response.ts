@@ -10,6 +10,7 @@ export function toEventResponse(row: EventRow): Static<typeof EventSchema> {
     type: row.type as EventType,
     occurred_at: row.created_at.toISOString(),
     actor_id: row.actor_id,
+    actor_type: row.actor_type,
     request_id: row.request_id,
     subject_type: row.subject_type as SubjectType,
     subject_id: row.subject_id,

@@ -4,17 +4,19 @@ import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { countEvents, findEventById, listEvents } from './event-repository.js';
+import { ADMIN } from '../sessions/access-rule.js';
+import { countEvents, eventById, eventsPage } from './event-repository.js';
 import { toEventResponse } from './event-response.js';
 import { EventSchema, ListEventsQuery } from './event-schemas.js';
 
-const ADMIN = ['admin'] as const;
+/** The audit log: admins, and clients with `events:read`. */
+const AUDITORS = { roles: ADMIN, scope: 'events:read' } as const;
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: AUDITORS },
       schema: {
         operationId: 'listEvents',
         tags: ['events'],
@@ -25,17 +27,18 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { type, subject_id, actor_id, since, until } = request.query;
+      const { type, subject_id, actor_id, actor_type, since, until } = request.query;
       const filter = {
         types: type?.split(','),
         subjectId: subject_id?.toLowerCase(),
         actorId: actor_id?.toLowerCase(),
+        actorType: actor_type,
         since: since ? new Date(since) : undefined,
         until: until ? new Date(until) : undefined,
       };
       return listPage(request.query, {
-        rows: (page) => listEvents(request.db, filter, page),
-        count: () => countEvents(app.db, filter),
+        rows: (page) => request.access.readPage((db) => eventsPage(db, filter, page)),
+        count: () => countEvents(request.access.db, filter),
         toItem: toEventResponse,
       });
     },
@@ -44,7 +47,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: AUDITORS },
       schema: {
         operationId: 'getEvent',
         tags: ['events'],
@@ -54,7 +57,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const event = await findEventById(request.db, request.params.id);
+      const [event] = await request.access.read(eventById, request.params.id);
       if (!event) throw notFound('event');
       return toEventResponse(event);
     },

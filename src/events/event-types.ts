@@ -10,6 +10,13 @@ export const EVENT_TYPES = [
   'user.deleted',
   'user.balance_changed',
   'user.sessions_ended',
+  'user.mfa_factor_added',
+  'user.mfa_factor_removed',
+  'user.mfa_reset',
+  'user.recovery_codes_generated',
+  'user.recovery_code_used',
+  'user.data_exported',
+  'user.erased',
   'variant.created',
   'variant.updated',
   'variant.deleted',
@@ -22,8 +29,20 @@ export const EVENT_TYPES = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.disabled',
+  'webhook.ping',
   'signing_key.rotated',
+  'client.created',
+  'client.updated',
+  'client.deleted',
+  'client.secret_created',
+  'client.secret_deleted',
+  'import.finished',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
-export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key';
+
+/** `webhook.ping` goes only to the webhook pinged, and is not kept in the audit log. */
+export const UNAUDITED_EVENT_TYPES: readonly EventType[] = ['webhook.ping'];
+/** What a webhook may subscribe to, and what the audit log shows. */
+export const AUDITED_EVENT_TYPES = EVENT_TYPES.filter((type) => !UNAUDITED_EVENT_TYPES.includes(type));
+export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'client' | 'import';

@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { keysetPage, type PageRequest } from '../db/list-queries.js';
+import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { callerRead } from '../sessions/caller-query.js';
 import type { Database, DeliveryRow, WebhookRow } from '../db/tables.js';
 
-export function findWebhookById(db: Kysely<Database>, id: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-}
+/** A webhook by id, beside the caller. */
+export const webhookById = callerRead<WebhookRow, [string]>('webhooks.byId', (db, id) => db.selectFrom('webhooks').selectAll().where('id', '=', id));
 
 export function findWebhookByIdForUpdate(db: Kysely<Database>, id: string): Promise<WebhookRow | undefined> {
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -31,18 +31,50 @@ export async function deleteWebhook(db: Kysely<Database>, id: string): Promise<v
   await db.deleteFrom('webhooks').where('id', '=', id).execute();
 }
 
-export function listWebhooks(db: Kysely<Database>, page: PageRequest): Promise<WebhookRow[]> {
-  return keysetPage(db.selectFrom('webhooks').selectAll(), page, 'newest-first').execute();
+export function webhooksPage(db: Kysely<Database>, page: PageRequest) {
+  return keysetPage(db.selectFrom('webhooks').selectAll(), page, 'newest-first');
+}
+
+export function countWebhooks(db: Kysely<Database>): Promise<number> {
+  return countRows(db.selectFrom('webhooks'));
+}
+
+export function countDeliveries(db: Kysely<Database>, webhookId: string): Promise<number> {
+  return countRows(db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId));
 }
 
 export type DeliveryWithType = DeliveryRow & { event_type: string };
 
-export function listDeliveries(db: Kysely<Database>, webhookId: string, page: PageRequest): Promise<DeliveryWithType[]> {
-  const query = db
+const deliveriesWithType = (db: Kysely<Database>, webhookId: string) =>
+  db
     .selectFrom('webhook_deliveries')
     .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
     .selectAll('webhook_deliveries')
     .select('events.type as event_type')
     .where('webhook_deliveries.webhook_id', '=', webhookId);
-  return keysetPage(query, page, 'newest-first', 'webhook_deliveries').execute();
+
+export function deliveriesPage(db: Kysely<Database>, webhookId: string, page: PageRequest) {
+  return keysetPage(deliveriesWithType(db, webhookId), page, 'newest-first', 'webhook_deliveries');
+}
+
+export function findDelivery(db: Kysely<Database>, webhookId: string, deliveryId: string): Promise<DeliveryWithType | undefined> {
+  return deliveriesWithType(db, webhookId).where('webhook_deliveries.id', '=', deliveryId).executeTakeFirst();
+}
+
+/** A delivery of the webhook, locked: a retry must not race the attempt that may be claiming it. */
+export function lockDelivery(db: Kysely<Database>, webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId).where('id', '=', deliveryId).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Due again now, its attempts counting on; left as it is while an attempt holds it (its claim
+ * not yet lapsed), which then counts as the retry.
+ */
+export async function requeueDelivery(db: Kysely<Database>, id: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', sql<Date>`now()`)]))
+    .execute();
 }

@@ -1,22 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { outsideAnyTrace } from '../tracing.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Database, WebhookRow } from '../db/tables.js';
+import type { WebhookRow } from '../db/tables.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
-import { countRows } from '../db/list-queries.js';
+import { ADMIN } from '../sessions/access-rule.js';
+import type { Access } from '../sessions/admission.js';
 import { contextOf } from './event-recorder.js';
-import { findWebhookById, listDeliveries, listWebhooks } from './webhook-repository.js';
+import { countDeliveries, countWebhooks, deliveriesPage, webhookById, webhooksPage } from './webhook-repository.js';
 import { toDeliveryResponse, toWebhookResponse } from './webhook-response.js';
 import { CreatedWebhookSchema, CreateWebhookBody, DeliverySchema, UpdateWebhookBody, WebhookSchema } from './webhook-schemas.js';
-import { createWebhook, removeWebhook, replaceWebhook } from './webhook-service.js';
+import { assertDeliverable, createWebhook, pingWebhook, removeWebhook, replaceWebhook, retryDelivery } from './webhook-service.js';
 
-const ADMIN = ['admin'] as const;
+/** Webhooks are an admin's, and never an API client's. */
+const ADMINS = { roles: ADMIN } as const;
+/** Creating, replacing and deleting a webhook need a fresh second factor. */
+const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
 const WebhookReply = Type.Ref(WebhookSchema);
+const DeliveryParams = Type.Object({ id: IdParams.properties.id, delivery_id: IdParams.properties.id });
 
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const rules = { allowHttp: app.config.webhookAllowHttp, allowPrivateNetworks: app.config.webhookAllowPrivateNetworks };
@@ -24,8 +29,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     setEtag(reply, row.version);
     return toWebhookResponse(row);
   };
-  const existing = async (db: Kysely<Database>, id: string) => {
-    const webhook = await findWebhookById(db, id);
+  /** The webhook the path names, read beside the caller's admission; 404 when there is none. */
+  const existing = async (access: Access, id: string) => {
+    const [webhook] = await access.read(webhookById, id);
     if (!webhook) throw notFound('webhook');
     return webhook;
   };
@@ -33,10 +39,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '',
     {
-      // The one write that checks its caller in a statement of its own: it has no read to carry
-      // the check, and the URL's host, resolved before its transaction, must resolve only for
-      // an admitted admin.
-      config: { roles: ADMIN, noStore: true },
+      config: { access: ADMINS_STEPPED_UP, noStore: true },
       schema: {
         operationId: 'createWebhook',
         tags: ['webhooks'],
@@ -46,7 +49,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const webhook = await createWebhook(app.db, request.body, rules, contextOf(request));
+      const { access } = request;
+      // The caller is admitted before the URL's host is resolved: nobody unadmitted makes the service look a host up.
+      await access.admit();
+      await assertDeliverable(request.body.url, rules);
+      const webhook = await access.transaction((trx) => createWebhook(trx, request.body, contextOf(request)));
       reply.header('location', `/api/webhooks/${webhook.id}`);
       return reply.code(201).send({ ...webhookReply(reply, webhook), secret: webhook.secret });
     },
@@ -55,7 +62,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: ADMINS },
       schema: {
         operationId: 'listWebhooks',
         tags: ['webhooks'],
@@ -66,8 +73,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) =>
       listPage(request.query, {
-        rows: (page) => listWebhooks(request.db, page),
-        count: () => countRows(app.db.selectFrom('webhooks')),
+        rows: (page) => request.access.readPage((db) => webhooksPage(db, page)),
+        count: () => countWebhooks(request.access.db),
         toItem: toWebhookResponse,
       }),
   );
@@ -75,7 +82,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: ADMINS },
       schema: {
         operationId: 'getWebhook',
         tags: ['webhooks'],
@@ -84,16 +91,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(WebhookReply, 'The webhook.'), 304: notModifiedReply, ...problemResponses(400, 401, 403, 404) },
       },
     },
-    async (request, reply) => webhookReply(reply, await existing(request.db, request.params.id)),
+    async (request, reply) => webhookReply(reply, await existing(request.access, request.params.id)),
   );
 
   app.put(
     '/:id',
     {
-      // The webhook is read first, with the caller check, so that only an admitted admin can make
-      // the new URL's host resolve (to refuse private addresses); the transaction comes after
-      // the lookup, which holds no connection.
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: ADMINS_STEPPED_UP },
       schema: {
         operationId: 'replaceWebhook',
         tags: ['webhooks'],
@@ -105,15 +109,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await existing(request.db, request.params.id);
-      return webhookReply(reply, await replaceWebhook(app.db, request.params.id, request.headers['if-match'], request.body, rules, contextOf(request)));
+      const { access } = request;
+      // Read first, with the admission: only an admitted admin makes the new URL's host resolve,
+      // and the lookup holds no transaction open.
+      await existing(access, request.params.id);
+      await assertDeliverable(request.body.url, rules);
+      return webhookReply(reply, await access.transaction((trx) => replaceWebhook(trx, request.params.id, request.headers['if-match'], request.body, contextOf(request))));
     },
   );
 
   app.delete(
     '/:id',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: ADMINS_STEPPED_UP },
       schema: {
         operationId: 'deleteWebhook',
         tags: ['webhooks'],
@@ -124,7 +132,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeWebhook(request.db, request.params.id, request.headers['if-match'], contextOf(request));
+      await request.access.transaction((trx) => removeWebhook(trx, request.params.id, request.headers['if-match'], contextOf(request)));
       return reply.code(204).send(null);
     },
   );
@@ -132,7 +140,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/deliveries',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: ADMINS },
       schema: {
         operationId: 'listWebhookDeliveries',
         tags: ['webhooks'],
@@ -143,12 +151,64 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const webhook = await existing(request.db, request.params.id);
+      const { access } = request;
+      const webhook = await existing(access, request.params.id);
       return listPage(request.query, {
-        rows: (page) => listDeliveries(app.db, webhook.id, page),
-        count: () => countRows(app.db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhook.id)),
+        rows: (page) => deliveriesPage(access.db, webhook.id, page).execute(),
+        count: () => countDeliveries(access.db, webhook.id),
         toItem: toDeliveryResponse,
       });
+    },
+  );
+
+  /** The attempt comes at once: the delivery loop is woken rather than left to its next tick. */
+  const wakeDeliveries = () => {
+    outsideAnyTrace(() => app.webhookDeliveries.pass()).catch((error: unknown) => app.log.warn({ err: error }, 'could not start a webhook delivery'));
+  };
+
+  app.post(
+    '/:id/ping',
+    {
+      config: { access: ADMINS },
+      schema: {
+        operationId: 'pingWebhook',
+        tags: ['webhooks'],
+        summary: 'Send a test event to a webhook (admin)',
+        description:
+          'Delivers a `webhook.ping` event (subject the webhook, `data: {webhook_id}`) to this webhook alone, whatever it ' +
+          'subscribes to, signed like any delivery; a disabled webhook is pinged too, to test its endpoint before enabling it ' +
+          'again. The ping is not kept in the audit log. 202 with the delivery, which then shows the attempt. No body.',
+        params: IdParams,
+        response: { 202: Type.Ref(DeliverySchema), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const delivery = await request.access.transaction((trx) => pingWebhook(trx, request.params.id, contextOf(request)));
+      wakeDeliveries();
+      return reply.code(202).send(toDeliveryResponse(delivery));
+    },
+  );
+
+  app.post(
+    '/:id/deliveries/:delivery_id/retry',
+    {
+      config: { access: ADMINS },
+      schema: {
+        operationId: 'retryWebhookDelivery',
+        tags: ['webhooks'],
+        summary: 'Attempt a delivery again, now (admin)',
+        description:
+          'The delivery is due at once, whatever its status (a failed or a succeeded one is sent again); its `attempts` go on ' +
+          'counting. A delivery being attempted right now is left to that attempt. A disabled webhook: 409 `webhook_disabled`. ' +
+          '202 with the delivery. No body.',
+        params: DeliveryParams,
+        response: { 202: Type.Ref(DeliverySchema), ...problemResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const delivery = await request.access.transaction((trx) => retryDelivery(trx, request.params.id, request.params.delivery_id.toLowerCase()));
+      wakeDeliveries();
+      return reply.code(202).send(toDeliveryResponse(delivery));
     },
   );
 };

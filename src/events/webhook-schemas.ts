@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum, Timestamp, TrimmedText } from '../http/common-schemas.js';
-import { EVENT_TYPES } from './event-types.js';
+import { AUDITED_EVENT_TYPES } from './event-types.js';
 
 const Url = Type.String({
   minLength: 1,
@@ -10,7 +10,7 @@ const Url = Type.String({
     'loopback, private, link-local or unspecified address (unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). Checked again at every delivery.',
   examples: ['https://hooks.example.com/shop'],
 });
-const Subscriptions = Type.Array(StringEnum(['*', ...EVENT_TYPES]), {
+const Subscriptions = Type.Array(StringEnum(['*', ...AUDITED_EVENT_TYPES]), {
   minItems: 1,
   maxItems: 50,
   uniqueItems: true,

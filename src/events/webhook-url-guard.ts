@@ -1,53 +1,81 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface WebhookUrlRules {
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
 }
 
-// Loopback, private, link-local, shared (CGNAT) and unspecified ranges, IPv4 and IPv6.
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-}
-BLOCKED.addAddress('255.255.255.255', 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+const ranges = (cidrs: string[]): Range[] => cidrs.map((cidr) => ipaddr.parseCIDR(cidr));
+
+/**
+ * What WEBHOOK_ALLOW_PRIVATE_NETWORKS lifts (API.md section 10): loopback, private, shared
+ * (CGNAT), link-local and unspecified addresses, for development.
+ */
+const PRIVATE = ranges([
+  '0.0.0.0/32', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16',
+  '::/128', '::1/128', 'fc00::/7', 'fe80::/10',
+]);
+
+/**
+ * Never global unicast, whatever the deployment allows: IANA's special-purpose ranges that no
+ * subscriber lives at (this network, IETF protocol assignments, documentation, benchmarking,
+ * multicast, reserved and broadcast; IPv6 site-local, multicast, Teredo, documentation, discard).
+ */
+const RESERVED = ranges([
+  '0.0.0.0/8', '192.0.0.0/24', '192.0.2.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
+  'fec0::/10', 'ff00::/8', '2001::/32', '2001:db8::/32', '100::/64', '2001:2::/48', '3fff::/20', '5f00::/16',
+]);
+
+const within = (address: ipaddr.IPv4 | ipaddr.IPv6, list: Range[]) =>
+  list.some(([network, bits]) => network.kind() === address.kind() && address.match(network, bits));
+
+/**
+ * The IPv4 address an IPv6 address carries, for the forms that reach an IPv4 host: mapped
+ * (::ffff:0:0/96), compatible (::/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+ */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const bytes = address.toByteArray();
+  const from = (offset: number) => new ipaddr.IPv4(bytes.slice(offset, offset + 4));
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  if (address.match(ipaddr.parseCIDR('64:ff9b::/96')[0], 96)) return from(12);
+  if (address.match(ipaddr.parseCIDR('2002::/16')[0], 16)) return from(2);
+  // ::/96 compatible, but not :: and ::1 themselves (judged as IPv6 below).
+  if (bytes.slice(0, 12).every((byte) => byte === 0) && !(bytes[12] === 0 && bytes[13] === 0 && bytes[14] === 0 && bytes[15]! <= 1)) return from(12);
+  return undefined;
 }
 
-/** `::ffff:127.0.0.1` and `::ffff:7f00:1` are IPv4 addresses in IPv6 clothing. */
-function embeddedIpv4(address: string): string | undefined {
-  const mapped = /^::ffff:(?:0:)?(.+)$/i.exec(address)?.[1];
-  if (!mapped) return undefined;
-  if (isIP(mapped) === 4) return mapped;
-  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(mapped);
-  if (!hex) return undefined;
-  const [high, low] = [Number.parseInt(hex[1]!, 16), Number.parseInt(hex[2]!, 16)];
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+/** Whether a webhook may be sent to this address: global unicast only, or private ones when allowed. */
+export function isRefusedAddress(text: string, allowPrivateNetworks: boolean): boolean {
+  const bare = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (!ipaddr.isValid(bare)) return true;
+  let address = ipaddr.parse(bare);
+  if (address.kind() === 'ipv6') address = embeddedIpv4(address as ipaddr.IPv6) ?? address;
+  if (within(address, PRIVATE)) return !allowPrivateNetworks;
+  return within(address, RESERVED);
 }
 
-export function isBlockedAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const v4 = embeddedIpv4(bare);
-  if (v4) return BLOCKED.check(v4, 'ipv4');
-  const family = isIP(bare);
-  return family === 0 || BLOCKED.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+/** For tests and callers that only ask about the default rules. */
+export const isBlockedAddress = (address: string) => isRefusedAddress(address, false);
+
+/** A DNS lookup at delivery or registration gives up after this long. */
+export const DNS_TIMEOUT_MS = 5000;
+
+function lookupWithin(hostname: string, options: LookupOptions): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error: NodeJS.ErrnoException = new Error(`no DNS answer for ${hostname} within ${DNS_TIMEOUT_MS / 1000} s`);
+      error.code = 'ETIMEOUT';
+      reject(error);
+    }, DNS_TIMEOUT_MS);
+  });
+  return Promise.race([lookup(hostname, { ...options, all: true }), deadline]).finally(() => clearTimeout(timer));
 }
+
+const REFUSED = 'must not resolve to a loopback, private, link-local, reserved or other address that is not global unicast';
 
 /** Why a URL may not receive webhooks, or undefined when it may (its host resolved now). */
 export async function refuseWebhookUrl(text: string, rules: WebhookUrlRules): Promise<string | undefined> {
@@ -61,16 +89,13 @@ export async function refuseWebhookUrl(text: string, rules: WebhookUrlRules): Pr
     return rules.allowHttp ? 'must be an http:// or https:// URL' : 'must be an https:// URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  if (rules.allowPrivateNetworks) return undefined;
   let addresses: LookupAddress[];
   try {
-    addresses = await lookup(url.hostname.replace(/^\[|\]$/g, ''), { all: true });
+    addresses = await lookupWithin(url.hostname.replace(/^\[|\]$/g, ''), {});
   } catch {
     return 'must name a host that resolves';
   }
-  if (addresses.length === 0 || addresses.some((entry) => isBlockedAddress(entry.address))) {
-    return 'must not resolve to a loopback, private, link-local or unspecified address';
-  }
+  if (addresses.length === 0 || addresses.some((entry) => isRefusedAddress(entry.address, rules.allowPrivateNetworks))) return REFUSED;
   return undefined;
 }
 
@@ -82,10 +107,9 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedLookup(rules: WebhookUrlRules) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    lookup(hostname, { ...options, all: true })
+    lookupWithin(hostname, options)
       .then((addresses) => {
-        const refused = !rules.allowPrivateNetworks && addresses.some((entry) => isBlockedAddress(entry.address));
-        if (refused || addresses.length === 0) {
+        if (addresses.length === 0 || addresses.some((entry) => isRefusedAddress(entry.address, rules.allowPrivateNetworks))) {
           const error: NodeJS.ErrnoException = new Error(`${hostname} resolves to an address webhooks may not reach`);
           error.code = 'EADDRNOTALLOWED';
           callback(error, '');
@@ -96,4 +120,13 @@ export function guardedLookup(rules: WebhookUrlRules) {
       })
       .catch((error: NodeJS.ErrnoException) => callback(error, ''));
   };
+}
+
+/** A URL as events show it: its origin only, never a path, query or credentials another subscriber could read. */
+export function originOf(text: string): string {
+  try {
+    return new URL(text).origin;
+  } catch {
+    return '';
+  }
 }

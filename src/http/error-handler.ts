@@ -18,6 +18,10 @@ export function toAppError(error: FastifyError & { validationContext?: string },
     if (error.validationContext === 'params') {
       return new AppError('invalid_parameter', 'A path parameter is malformed.', problems);
     }
+    // A cursor is opaque: one the service did not issue is a malformed parameter, whatever rule it breaks.
+    if (error.validationContext === 'querystring' && problems.every((problem) => problem.path === '/cursor')) {
+      return new AppError('invalid_parameter', 'The cursor is malformed.', problems);
+    }
     return new AppError('validation_failed', 'The request does not match the schema.', problems);
   }
   switch (error.code) {

@@ -9,12 +9,18 @@ const PROBLEM_STATUS = {
   malformed_request: 400,
   invalid_reset_token: 400,
   invalid_verification_token: 400,
+  invalid_mfa_code: 400,
   unauthenticated: 401,
   invalid_token: 401,
   invalid_credentials: 401,
+  invalid_mfa_token: 401,
   forbidden: 403,
   account_suspended: 403,
   wrong_password: 403,
+  insufficient_scope: 403,
+  mfa_required: 403,
+  mfa_enrollment_required: 403,
+  step_up_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -26,6 +32,10 @@ const PROBLEM_STATUS = {
   insufficient_funds: 409,
   insufficient_stock: 409,
   reservation_closed: 409,
+  webhook_disabled: 409,
+  last_factor: 409,
+  too_many_factors: 409,
+  import_finished: 409,
   idempotency_in_progress: 409,
   precondition_failed: 412,
   payload_too_large: 413,
@@ -70,6 +80,8 @@ export class AppError extends Error {
     readonly detail: string,
     readonly errors?: FieldProblem[],
     readonly headers?: Record<string, string>,
+    /** Members of the problem body beyond the standard ones (a login's `mfa_token` and `methods`). */
+    readonly members?: Record<string, unknown>,
   ) {
     super(detail);
     this.name = 'AppError';

@@ -7,11 +7,12 @@ declare module 'fastify' {
   }
 }
 import fastifyPlugin from 'fastify-plugin';
+import type { DatabaseHandle } from '../db/database.js';
 import { registerErrorHandler } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-key-repository.js';
 import { AppError } from './errors.js';
-import { MERGE_PATCH_CONTENT_TYPE } from './merge-patch.js';
+import { registerBodyParsers } from './body-parsers.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -20,11 +21,9 @@ const HOUR_MS = 60 * 60 * 1000;
  * a deadline for the body on every reply, and `{id}` path parameters read in any letter case.
  */
 export const httpFramePlugin = fastifyPlugin(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
     registerErrorHandler(app);
-    app.removeContentTypeParser('text/plain');
-    // PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
-    app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+    registerBodyParsers(app);
     // The hooks every request runs are synchronous (done-callback style): an async hook costs a
     // promise and a turn of the microtask queue per request, which showed in the profile.
     app.addHook('onRequest', (request, reply, done) => {
@@ -66,7 +65,7 @@ export const httpFramePlugin = fastifyPlugin(
       reply.code(304).removeHeader('content-type').removeHeader('content-length');
       done(null, null);
     });
-    app.jobs.add({ name: 'purge-idempotency-keys', everyMs: HOUR_MS, run: () => deleteExpiredIdempotencyKeys(app.db) });
+    app.jobs.add({ name: 'purge-idempotency-keys', everyMs: HOUR_MS, run: () => deleteExpiredIdempotencyKeys(options.database.db) });
   },
   { name: 'http-frame', dependencies: ['jobs', 'database'] },
 );

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { AppError } from './errors.js';
 
@@ -97,4 +97,12 @@ export async function releaseKey(db: Kysely<Database>, scope: KeyScope): Promise
 export async function deleteExpiredIdempotencyKeys(db: Kysely<Database>): Promise<number> {
   const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', new Date()).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * An erasure: stored replies that name the person (a balance change replies with the user) go,
+ * and the keys they answered with them; a repeat then runs again instead of replaying them.
+ */
+export async function forgetRepliesAbout(db: Kysely<Database>, userId: string): Promise<void> {
+  await sql`delete from idempotency_keys where owner_id = ${userId} or response_body::text like ${`%${userId}%`}`.execute(db);
 }

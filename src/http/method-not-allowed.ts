@@ -60,7 +60,8 @@ export const methodNotAllowedPlugin = fastifyPlugin(
 
     const refuse = async (request: FastifyRequest) => {
       const allowed = allowedMethods(request.url.split('?')[0] ?? '/');
-      if (allowed.length > 0) throw methodNotAllowed(allowed);
+      // A route of this method matched (a wildcard such as the console's files) and found nothing: 404.
+      if (allowed.length > 0 && !allowed.includes(request.method as HTTPMethod)) throw methodNotAllowed(allowed);
       throw notFound('route');
     };
     // Answered before any body is read: an unknown path or method has nothing to parse.

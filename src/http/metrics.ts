@@ -2,13 +2,15 @@ import cluster from 'node:cluster';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import type { DatabaseHandle } from '../db/database.js';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
-import { AppError } from './errors.js';
+import { AppError, notFound } from './errors.js';
 import { problemResponses } from './problem-schema.js';
 
 const SCRAPE = 'metrics:scrape';
 const SCRAPED = 'metrics:scraped';
 const SCRAPE_TIMEOUT_MS = 5000;
+const RENDER_EVERY_MS = 1000;
 
 export interface Metrics {
   registry: Registry;
@@ -64,6 +66,37 @@ function scrapeAllWorkers(): Promise<string> {
   });
 }
 
+/** The TCP peer, not X-Forwarded-For: a proxy on this machine does not make its clients local. */
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const bare = address.replace(/^::ffff:/i, '');
+  return bare === '::1' || /^127\./.test(bare);
+}
+
+/**
+ * The metrics text, rendered at most once a second and shared by every scrape within that
+ * second (and by scrapes that arrive while a rendering runs): a render costs tens of
+ * milliseconds, and many scrapers must not take that from requests.
+ */
+class SharedRendering {
+  private latest: { text: Promise<string>; at: number } | undefined;
+
+  constructor(private readonly render: () => Promise<string>) {}
+
+  get(): Promise<string> {
+    const now = Date.now();
+    if (!this.latest || now - this.latest.at >= RENDER_EVERY_MS) {
+      const text = this.render();
+      this.latest = { text, at: now };
+      // A failed rendering is not kept: the next scrape tries again.
+      text.catch(() => {
+        if (this.latest?.text === text) this.latest = undefined;
+      });
+    }
+    return this.latest.text;
+  }
+}
+
 function sameToken(sent: string | undefined, expected: string): boolean {
   const match = /^Bearer +(.+)$/i.exec(sent ?? '');
   const given = Buffer.from(match?.[1]?.trim() ?? '');
@@ -77,7 +110,7 @@ function sameToken(sent: string | undefined, expected: string): boolean {
  * GET /metrics; with METRICS_TOKEN, only to `Authorization: Bearer <METRICS_TOKEN>`.
  */
 export const metricsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { token: string | undefined }) => {
+  async (app: FastifyInstance, options: { token: string | undefined; database: DatabaseHandle }) => {
     const registry = new Registry();
     const inCluster = cluster.isWorker;
     if (inCluster) {
@@ -116,6 +149,7 @@ export const metricsPlugin = fastifyPlugin(
     };
     app.decorate('metrics', metrics);
 
+    const rendering = new SharedRendering(() => (inCluster ? scrapeAllWorkers() : registry.metrics()));
     const requests = metrics.counter({ name: 'http_requests_total', help: 'Requests answered, by method, route and status.', labelNames: ['method', 'route', 'status'] });
     const durations = new Histogram({
       name: 'http_request_duration_seconds',
@@ -138,7 +172,7 @@ export const metricsPlugin = fastifyPlugin(
       help: 'Connections of the database pool, by state (total, idle), and queries waiting for one.',
       labelNames: ['state'],
       collect() {
-        const stats = app.database.poolStats();
+        const stats = options.database.poolStats();
         this.set({ state: 'total' }, stats.total);
         this.set({ state: 'idle' }, stats.idle);
         this.set({ state: 'waiting' }, stats.waiting);
@@ -156,10 +190,12 @@ export const metricsPlugin = fastifyPlugin(
           description:
             'Prometheus text format: requests and durations by route and status, database pool, email and webhook queues ' +
             '(count and age of the oldest), reservations past their deadline, rate-limit refusals, process figures. ' +
-            'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set. With WORKERS above 1 it covers all workers.',
+            'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; without it, only clients on the ' +
+            "service's own machine (loopback) are answered, others get 404. The text is rendered at most once a second and " +
+            'shared by the scrapes of that second. With WORKERS above 1 it covers all workers.',
           response: {
             200: { description: 'The metrics.', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
-            ...problemResponses(401),
+            ...problemResponses(401, 404),
           },
         },
       },
@@ -167,8 +203,9 @@ export const metricsPlugin = fastifyPlugin(
         if (options.token && !sameToken(request.headers.authorization, options.token)) {
           throw new AppError('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'www-authenticate': 'Bearer' });
         }
-        const text = inCluster ? await scrapeAllWorkers() : await registry.metrics();
-        return reply.type(registry.contentType).send(text);
+        // Without a token the figures are for the machine's own scraper: nobody else learns they exist.
+        if (!options.token && !isLoopback(request.socket.remoteAddress)) throw notFound('route');
+        return reply.type(registry.contentType).send(await rendering.get());
       },
     );
   },

@@ -4,10 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { ProblemSchema } from './problem-schema.js';
+import type { FastifyContextConfig } from 'fastify';
 import { withTextRules } from './text-rules.js';
 
 /** The top of the OpenAPI document; the paths come from the route schemas. */
-function openApiDocument(config: Config) {
+function openApiDocument(config: Config, options: { scopes: Record<string, string> }) {
   return {
     openapi: '3.1.0',
     info: {
@@ -32,13 +33,28 @@ function openApiDocument(config: Config) {
         'slash is another path (404). X-Request-Id is echoed when it is 1..128 characters of [A-Za-z0-9._:-], otherwise',
         'a UUID is generated. Rate limits (429 with Retry-After): logins per client address and lower-cased email; every',
         'authenticated request per caller; every request without a valid token per client address; health probes never.',
-        'Idempotency-Key: a 2xx or 4xx reply (status, ETag, Location, body) is stored for 24 h and replayed; a 5xx frees',
-        'the key for a retry. The console at /admin is a static page over this same API.',
+        'Idempotency-Key: a 2xx or 4xx reply (status, ETag, Location, body) is stored for 24 h and replayed with',
+        '`Idempotent-Replayed: true`; a 5xx frees the key for a retry. An operation that takes no body (every GET, most',
+        'DELETEs, a reservation\'s commit or release, key rotation, a verification resend, a webhook ping, a delivery retry)',
+        'accepts no body, an empty body whatever its Content-Type, or `{}`; any other body is 400 (`malformed_json` when it is',
+        'not JSON). `application/merge-patch+json` is accepted by PATCH only (415 elsewhere). Rate limits count an IPv6',
+        'client by its /64. The console at /admin is a static page over this same API.',
       ].join(' '),
     },
     servers: [{ url: config.publicUrl, description: 'This deployment (PUBLIC_URL)' }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http' as const,
+          scheme: 'bearer',
+          description: "A user's access token (a JWT from a login), an API client's access token, or an API client's secret (`shop_sk_…`).",
+        },
+        oauth2: {
+          type: 'oauth2' as const,
+          description: 'API clients: the client credentials grant; the token carries the scopes granted.',
+          flows: { clientCredentials: { tokenUrl: `${config.publicUrl}/api/oauth/token`, scopes: options.scopes } },
+        },
+      },
     },
     security: [{ bearerAuth: [] }],
     tags: [
@@ -49,9 +65,33 @@ function openApiDocument(config: Config) {
       { name: 'inventory', description: 'Stock movements and adjustments' },
       { name: 'events', description: 'The audit log' },
       { name: 'webhooks', description: 'Signed deliveries of events to other systems' },
+      { name: 'clients', description: 'API clients: other services, with scopes; the OAuth token endpoint' },
+      { name: 'mfa', description: 'Second factors: authenticator apps (TOTP), passkeys, recovery codes; step-up' },
+      { name: 'privacy', description: 'Data exports, erasure, self-deletion; retention' },
+      { name: 'imports', description: 'Catalogue files: variant imports from CSV or JSON lines, their error reports, and exports' },
       { name: 'operations', description: 'Health and readiness' },
     ],
   };
+}
+
+/**
+ * The reference page's policy: its own scripts only. Swagger UI sets style attributes from its
+ * scripts, hence 'unsafe-inline' for styles alone.
+ */
+const DOCS_CSP =
+  "default-src 'self'; base-uri 'self'; font-src 'self' https: data:; frame-ancestors 'self'; img-src 'self' data: validator.swagger.io; " +
+  "object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' https: 'unsafe-inline'";
+
+/**
+ * What the service tells of who may call a route, from the route's config (the admission's rule,
+ * which this ground floor does not know): a sentence for the description and any extra keys.
+ */
+export type DescribeAccess = (config: FastifyContextConfig | undefined) => { words: string; extensions: Record<string, unknown> } | undefined;
+
+function withAccess(describe: DescribeAccess | undefined, config: FastifyContextConfig | undefined, description: string | undefined) {
+  const access = describe?.(config);
+  if (!access) return {};
+  return { description: description ? `${description}\n\n${access.words}` : access.words, ...access.extensions };
 }
 
 /**
@@ -59,27 +99,31 @@ function openApiDocument(config: Config) {
  * it collects them as they are added. Areas add their shared schemas with `app.addSchema`.
  */
 export const openApiPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config }) => {
+  async (app: FastifyInstance, options: { config: Config; describeAccess?: DescribeAccess; scopes?: Record<string, string> }) => {
     app.addSchema(ProblemSchema);
     await app.register(fastifySwagger, {
-      openapi: openApiDocument(options.config),
+      openapi: openApiDocument(options.config, { scopes: options.scopes ?? {} }),
       refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) },
       // The document shows the rules the validator applies (see text-rules.ts), not less.
-      transform: ({ schema, url }) => ({
+      transform: ({ schema, url, route }) => ({
         schema: schema && {
           ...schema,
           ...(schema.body ? { body: withTextRules(schema.body) } : {}),
           ...(schema.querystring ? { querystring: withTextRules(schema.querystring) } : {}),
           ...(schema.params ? { params: withTextRules(schema.params) } : {}),
+          ...withAccess(options.describeAccess, route.config as FastifyContextConfig | undefined, (schema as { description?: string }).description),
         },
         url,
       }),
     });
-    await app.register(fastifySwaggerUi, {
-      routePrefix: '/docs',
-      staticCSP: true,
-      // Swagger UI sets style attributes from its scripts; scripts stay limited to 'self'.
-      transformStaticCSP: (header) => header.replace("style-src 'self' https:", "style-src 'self' https: 'unsafe-inline'"),
+    await app.register(async (docs) => {
+      // `upgrade-insecure-requests` only where the page came over https: over plain http (a
+      // service reached by its LAN name) it would make the browser fetch the page's own
+      // scripts over https, which nothing serves, and the page would stay blank.
+      docs.addHook('onSend', async (request, reply) => {
+        reply.header('content-security-policy', request.protocol === 'https' ? `${DOCS_CSP}; upgrade-insecure-requests` : DOCS_CSP);
+      });
+      await docs.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: false });
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { DatabaseHandle } from '../db/database.js';
 import { unavailable } from './errors.js';
 import { problemResponses } from './problem-schema.js';
 
 const Health = Type.Object({ status: Type.Literal('ok') });
 
-export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const operationsRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = async (app, options) => {
   app.get(
     '/healthz',
     { config: { unlimited: true }, schema: { operationId: 'health', tags: ['operations'], security: [], summary: 'The process is up', response: { 200: Health } } },
@@ -26,7 +27,7 @@ export const operationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async () => {
       try {
-        await app.database.ping();
+        await options.database.ping();
       } catch {
         throw unavailable('The database does not answer.');
       }

@@ -13,6 +13,7 @@ export function problemBody(error: AppError) {
     detail: error.detail,
     code: error.code,
     ...(error.errors ? { errors: error.errors } : {}),
+    ...error.members,
   };
 }
 

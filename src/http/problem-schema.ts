@@ -10,6 +10,12 @@ export const ProblemSchema = Type.Object(
     errors: Type.Optional(
       Type.Array(Type.Object({ path: Type.String({ description: 'JSON Pointer into the request.' }), message: Type.String() })),
     ),
+    mfa_token: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: '`mfa_required` only: send it with the second factor to POST /api/auth/login/mfa (5 minutes, single use).' }),
+    ),
+    methods: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('webauthn'), Type.Literal('recovery_code')]), { description: '`mfa_required` only: the second factors the user may log in with.' }),
+    ),
   },
   {
     $id: 'Problem',
@@ -47,6 +53,12 @@ const header = (description: string, schema: Record<string, unknown> = { type: '
 /** The headers each error status carries. */
 const PROBLEM_HEADERS: Record<number, Record<string, unknown>> = {
   401: { 'www-authenticate': header('`Bearer`, or `Bearer error="invalid_token"` for a refused token.') },
+  403: {
+    'www-authenticate': header(
+      'With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: ' +
+        '`Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise.',
+    ),
+  },
   405: { allow: header('The methods this path serves, e.g. `GET, HEAD, PUT, PATCH`.') },
   429: { 'retry-after': header('Seconds until the budget refills.', { type: 'integer' }) },
   503: { 'retry-after': header('Seconds to wait before trying again.', { type: 'integer' }) },

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { addressKey } from './client-address.js';
 import { rateLimitPlugin } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -21,7 +22,17 @@ declare module 'fastify' {
 export async function spendAnonymous(app: FastifyInstance, request: FastifyRequest): Promise<void> {
   if (request.rateLimitCounted || request.routeOptions.config.unlimited) return;
   request.rateLimitCounted = true;
-  await app.rateLimiter.spend(`ip:${request.ip}`, app.config.apiRateLimit);
+  await spendAddressBudget(app, request);
+}
+
+/**
+ * Spends one request from the address's budget whatever else it spent: credentials the database
+ * refused (an unknown secret, an ended session) cost the address like a bad token, so guessing
+ * secrets is as slow as guessing tokens.
+ */
+export async function spendAddressBudget(app: FastifyInstance, request: FastifyRequest): Promise<void> {
+  request.rateLimitCounted = true;
+  await app.rateLimiter.spend(`ip:${addressKey(request.ip)}`, app.config.apiRateLimit);
 }
 
 /**

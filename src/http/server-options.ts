@@ -5,6 +5,7 @@ import { answerClientError } from './client-errors.js';
 import { toAppError } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
 import { requestLoggerFactory } from './request-logger.js';
+import { traceFields } from '../tracing.js';
 import { buildValidatorCompiler } from './validation.js';
 
 const BODY_LIMIT = 64 * 1024;
@@ -60,7 +61,7 @@ function serializeRequest(request: FastifyRequest) {
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 /** The options Fastify is built with: logging, limits, request ids, errors raised before routing. */
-export function serverOptions(config: Config, logger?: FastifyServerOptions['logger']): FastifyServerOptions {
+export function serverOptions(config: Config, logger?: FastifyServerOptions['logger'], traced = false): FastifyServerOptions {
   return {
     logger:
       logger === false
@@ -69,6 +70,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
             level: config.logLevel,
             redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
             serializers: { req: serializeRequest },
+            // With tracing on, each line written inside a span carries its trace_id and span_id.
+            ...(traced ? { mixin: traceFields } : {}),
             ...(typeof logger === 'object' ? logger : {}),
           },
     ...(logger === false ? {} : { childLoggerFactory: requestLoggerFactory }),

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { AppError, validationFailed } from '../http/errors.js';
+import { lockVariantsInIdOrder } from './stock-repository.js';
 
 /**
  * Locks the variants that the lines of an adjustment or a reservation name and returns them in
@@ -12,7 +13,7 @@ export async function lockVariantsOfLines(trx: Transaction<Database>, variantIds
   const ids = variantIds.map((id) => id.toLowerCase());
   const repeated = ids.findIndex((id, index) => ids.indexOf(id) !== index);
   if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
-  const locked = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  const locked = await lockVariantsInIdOrder(trx, ids);
   const byId = new Map(locked.map((variant) => [variant.id, variant]));
   const missing = ids.flatMap((id, index) => (byId.has(id) ? [] : [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]));
   if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);

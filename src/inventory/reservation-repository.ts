@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
+import { callerRead } from '../sessions/caller-query.js';
 
 export interface Reservation extends ReservationRow {
   lines: ReservationLineRow[];
@@ -26,8 +27,8 @@ function activeHolding(db: Kysely<Database>, variantId: string) {
     .where('reservation_lines.active', '=', true);
 }
 
-export async function listActiveReservationsOfVariant(db: Kysely<Database>, variantId: string, page: PageRequest): Promise<Reservation[]> {
-  const rows = await keysetPage(activeHolding(db, variantId).selectAll('reservations'), page, 'newest-first', 'reservations').execute();
+/** The rows with their lines, read in one more statement for the whole page. */
+export async function withLinesOfPage(db: Kysely<Database>, rows: ReservationRow[]): Promise<Reservation[]> {
   if (rows.length === 0) return [];
   const lines = await db
     .selectFrom('reservation_lines')
@@ -38,14 +39,43 @@ export async function listActiveReservationsOfVariant(db: Kysely<Database>, vari
   return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
 }
 
+/** A page of the active reservations holding units of a variant, newest first (their lines: withLinesOfPage). */
+export function activeReservationsOfVariantPage(db: Kysely<Database>, variantId: string, page: PageRequest) {
+  return keysetPage(activeHolding(db, variantId).selectAll('reservations'), page, 'newest-first', 'reservations');
+}
+
+export interface ReservationFilter {
+  reference?: string | undefined;
+  status?: ReservationRow['status'] | undefined;
+}
+
+function filteredReservations(db: Kysely<Database>, filter: ReservationFilter) {
+  let query = db.selectFrom('reservations');
+  if (filter.reference !== undefined) query = query.where('reference', '=', filter.reference);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  return query;
+}
+
+/** A page of reservations, newest first (their lines: withLinesOfPage). */
+export function reservationsPage(db: Kysely<Database>, filter: ReservationFilter, page: PageRequest) {
+  return keysetPage(filteredReservations(db, filter).selectAll(), page, 'newest-first');
+}
+
+/** A page of the reservations a user created, oldest first (their lines: withLinesOfPage); a data export. */
+export function reservationsCreatedByPage(db: Kysely<Database>, userId: string, page: PageRequest): Promise<ReservationRow[]> {
+  return keysetPage(db.selectFrom('reservations').selectAll().where('created_by', '=', userId), page, 'oldest-first').execute();
+}
+
+export function countReservations(db: Kysely<Database>, filter: ReservationFilter): Promise<number> {
+  return countRows(filteredReservations(db, filter));
+}
+
 export function countActiveReservationsOfVariant(db: Kysely<Database>, variantId: string): Promise<number> {
   return countRows(activeHolding(db, variantId));
 }
 
-export async function findReservation(db: Kysely<Database>, id: string): Promise<Reservation | undefined> {
-  const row = await db.selectFrom('reservations').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && withLines(db, row);
-}
+/** A reservation by id, for a read beside the caller (its lines: withLinesOfPage). */
+export const reservationById = callerRead<ReservationRow, [string]>('inventory.reservationById', (db, id) => db.selectFrom('reservations').selectAll().where('id', '=', id));
 
 export async function lockReservation(trx: Transaction<Database>, id: string): Promise<LockedReservation | undefined> {
   const row = await trx
@@ -90,14 +120,6 @@ export async function closeReservations(trx: Transaction<Database>, ids: string[
   return trx.updateTable('reservations').set({ status, updated_at: sql<Date>`now()` }).where('id', 'in', ids).returningAll().execute();
 }
 
-/** Adds to (or, negative, takes from) a locked variant's `reserved`; the version moves on. */
-export async function moveReserved(trx: Transaction<Database>, variantId: string, by: number): Promise<void> {
-  await trx
-    .updateTable('variants')
-    .set({ reserved: sql`reserved + ${by}`, version: sql`version + 1`, updated_at: new Date() })
-    .where('id', '=', variantId)
-    .execute();
-}
 
 /**
  * Claims up to `limit` active reservations whose time is up. SKIP LOCKED lets every instance

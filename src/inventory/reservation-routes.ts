@@ -2,17 +2,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
-import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { notFound } from '../http/errors.js';
-import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
+import { IdempotencyKeyHeader, idempotentReply, replyOnce } from '../http/idempotency.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
-import { findVariantById } from '../variants/variant-repository.js';
-import { countActiveReservationsOfVariant, findReservation, listActiveReservationsOfVariant } from './reservation-repository.js';
+import { STAFF } from '../sessions/access-rule.js';
+import {
+  activeReservationsOfVariantPage,
+  countActiveReservationsOfVariant,
+  countReservations,
+  reservationById,
+  reservationsPage,
+  withLinesOfPage,
+} from './reservation-repository.js';
 import { toReservationResponse } from './reservation-response.js';
-import { ReservationBody, ReservationSchema } from './reservation-schemas.js';
-import { createReservation, finishReservation } from './reservation-service.js';
+import { ListReservationsQuery, ReservationBody, ReservationSchema } from './reservation-schemas.js';
+import { createReservation, finishReservation, reservationClosed } from './reservation-service.js';
+import { variantKey } from './stock-repository.js';
 
-const STAFF = ['manager', 'admin'] as const;
 const ReservationReply = Type.Ref(ReservationSchema);
 
 /** Units held for a checkout: all lines or none, then committed, released or expired. */
@@ -20,7 +27,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/reservations',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: { roles: STAFF, scope: 'reservations:write' } },
       schema: {
         operationId: 'createReservation',
         tags: ['inventory'],
@@ -31,20 +38,48 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Unless committed or released, the reservation expires within 10 s after `expires_at` and its units are available again.',
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
         body: ReservationBody,
-        response: { 201: resourceReply(ReservationReply, 'Created.', { location: true, etag: false }), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+        response: { 201: idempotentReply(resourceReply(ReservationReply, 'Created.', { location: true, etag: false })), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422) },
       },
     },
     async (request, reply) =>
-      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
+      replyOnce(request.access, request, reply, async (trx) => {
         const reservation = await createReservation(trx, request.body, contextOf(request));
         return { status: 201, headers: { location: `/api/reservations/${reservation.id}` }, body: toReservationResponse(reservation) };
       }),
   );
 
   app.get(
+    '/reservations',
+    {
+      config: { access: { roles: STAFF, scope: 'inventory:read' } },
+      schema: {
+        operationId: 'listReservations',
+        tags: ['inventory'],
+        summary: 'Reservations, newest first (manager, admin)',
+        description: '`reference` (exact) and `status` filter; both combine.',
+        querystring: Type.Object({ ...PageQuery, ...ListReservationsQuery.properties }, { additionalProperties: false }),
+        response: { 200: PageSchema(ReservationReply), ...problemResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { access } = request;
+      const filter = { reference: request.query.reference, status: request.query.status };
+      return listPage(request.query, {
+        rows: async (page) => {
+          const rows = await access.readPage((db) => reservationsPage(db, filter, page));
+          return withLinesOfPage(access.db, rows);
+        },
+        count: () => countReservations(access.db, filter),
+        toItem: toReservationResponse,
+      });
+    },
+  );
+
+  app.get(
     '/reservations/:id',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      // Either scope opens it: a checkout reads back the reservation it made.
+      config: { access: { roles: STAFF, scope: ['inventory:read', 'reservations:write'] } },
       schema: {
         operationId: 'getReservation',
         tags: ['inventory'],
@@ -54,16 +89,17 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const reservation = await findReservation(request.db, request.params.id);
-      if (!reservation) throw notFound('reservation');
-      return toReservationResponse(reservation);
+      const [row] = await request.access.read(reservationById, request.params.id);
+      if (!row) throw notFound('reservation');
+      const [reservation] = await withLinesOfPage(request.access.db, [row]);
+      return toReservationResponse(reservation!);
     },
   );
 
   app.get(
     '/variants/:id/reservations',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: { roles: STAFF, scope: 'inventory:read' } },
       schema: {
         operationId: 'listVariantReservations',
         tags: ['inventory'],
@@ -75,11 +111,12 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const variant = await findVariantById(request.db, request.params.id);
-      if (!variant) throw notFound('variant');
+      const { access } = request;
+      const variantId = request.params.id;
+      if ((await access.read(variantKey, variantId)).length === 0) throw notFound('variant');
       return listPage(request.query, {
-        rows: (page) => listActiveReservationsOfVariant(app.db, variant.id, page),
-        count: () => countActiveReservationsOfVariant(app.db, variant.id),
+        rows: async (page) => withLinesOfPage(access.db, await activeReservationsOfVariantPage(access.db, variantId, page).execute()),
+        count: () => countActiveReservationsOfVariant(access.db, variantId),
         toItem: toReservationResponse,
       });
     },
@@ -92,7 +129,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     app.post(
       `/reservations/:id/${action}`,
       {
-        config: { roles: STAFF, checksCallerWithData: true },
+        config: { access: { roles: STAFF, scope: 'reservations:write' } },
         schema: {
           operationId: `${action}Reservation`,
           tags: ['inventory'],
@@ -109,7 +146,11 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           response: { 200: resourceReply(ReservationReply, `The reservation, \`status: ${status}\`.`, { etag: false }), ...problemResponses(400, 401, 403, 404, 409) },
         },
       },
-      async (request) => toReservationResponse(await finishReservation(request.db, request.params.id, status, contextOf(request))),
+      async (request) => {
+        const outcome = await request.access.transaction((trx) => finishReservation(trx, request.params.id, status, contextOf(request)));
+        if ('closedAs' in outcome) throw reservationClosed(outcome.closedAs, status);
+        return toReservationResponse(outcome);
+      },
     );
   }
 };

@@ -35,3 +35,11 @@ export const ReservationSchema = Type.Object(
   { $id: 'Reservation', title: 'Reservation' },
 );
 export type ReservationResponse = Static<typeof ReservationSchema>;
+
+export const ListReservationsQuery = Type.Object(
+  {
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only reservations with exactly this reference (a cart or an order number).' })),
+    status: Type.Optional(StringEnum(['active', 'committed', 'released', 'expired'], { description: 'Only reservations in this state.' })),
+  },
+  { additionalProperties: false },
+);

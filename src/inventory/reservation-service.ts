@@ -4,9 +4,10 @@ import { inTransaction } from '../db/transaction.js';
 import { record, SERVICE_CONTEXT, type EventContext } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { lockVariantsOfLines } from './line-variants.js';
-import { claimLapsedReservations, closeReservations, insertReservation, lockReservation, moveReserved, type Reservation } from './reservation-repository.js';
+import { claimLapsedReservations, closeReservations, insertReservation, lockReservation, type Reservation } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
-import { moveStock } from './stock-service.js';
+import { moveReserved } from './stock-repository.js';
+import { setStock } from './stock-service.js';
 
 const DEFAULT_EXPIRES_IN = 900;
 const EXPIRY_BATCH = 100;
@@ -56,7 +57,7 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     const quantity = byVariant.get(variant.id)!;
     if (status === 'committed') {
       const reference = reservations[0]!.reference;
-      await moveStock(trx, variant, variant.stock - quantity, { reason: 'reservation committed', reference, context }, variant.reserved - quantity);
+      await setStock(trx, variant, variant.stock - quantity, { reason: 'reservation committed', reference, context }, { reservedAfter: variant.reserved - quantity });
     } else {
       await moveReserved(trx, variant.id, -quantity);
     }
@@ -77,22 +78,28 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
  * any other closed state is 409 `reservation_closed`. A reservation whose time is up but that
  * the expiry has not reached yet is expired here, so it ends in exactly one state.
  */
-export async function finishReservation(db: Kysely<Database>, id: string, status: 'committed' | 'released', context: EventContext): Promise<Reservation> {
-  const outcome = await inTransaction(db, async (trx) => {
-    const reservation = await lockReservation(trx, id);
-    if (!reservation) throw notFound('reservation');
-    if (reservation.status === status) return reservation;
-    if (reservation.status !== 'active') return { closedAs: reservation.status };
-    if (reservation.lapsed) {
-      await close(trx, [reservation], 'expired', SERVICE_CONTEXT);
-      return { closedAs: 'expired' as const };
-    }
-    const [finished] = await close(trx, [reservation], status, context);
-    return finished!;
-  });
-  if ('closedAs' in outcome) throw new AppError('reservation_closed', `The reservation is ${outcome.closedAs}; it can no longer be ${status}.`);
-  return outcome;
+export async function finishReservation(
+  trx: Transaction<Database>,
+  id: string,
+  status: 'committed' | 'released',
+  context: EventContext,
+): Promise<Reservation | { closedAs: Reservation['status'] }> {
+  const reservation = await lockReservation(trx, id);
+  if (!reservation) throw notFound('reservation');
+  if (reservation.status === status) return reservation;
+  if (reservation.status !== 'active') return { closedAs: reservation.status };
+  if (reservation.lapsed) {
+    // Expired here, and that commits with the 409 that follows: it ends in exactly one state.
+    await close(trx, [reservation], 'expired', SERVICE_CONTEXT);
+    return { closedAs: 'expired' };
+  }
+  const [finished] = await close(trx, [reservation], status, context);
+  return finished!;
 }
+
+/** The answer to a commit or release that found the reservation in another state. */
+export const reservationClosed = (closedAs: string, wanted: string) =>
+  new AppError('reservation_closed', `The reservation is ${closedAs}; it can no longer be ${wanted}.`);
 
 /** One pass of the expiry job: closes lapsed reservations in batches until none is left. */
 export async function expireLapsedReservations(db: Kysely<Database>): Promise<number> {

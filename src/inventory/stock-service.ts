@@ -1,33 +1,83 @@
-import type { Kysely, Transaction } from 'kysely';
-import { sql } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
-import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
-import { insertStockMovement } from '../variants/stock-movement-repository.js';
-import { findVariantByIdForUpdate } from '../variants/variant-repository.js';
 import { lockVariantsOfLines } from './line-variants.js';
+import { insertStockMovement, insertStockMovements } from './stock-movement-repository.js';
+import { lockVariant, writeOpeningStocks, writeStock } from './stock-repository.js';
 
 const MAX_STOCK = 1e9;
 
+/** Why a stock moves, and who moved it: written on its movement and its event. */
 export interface StockNote {
   reason: string;
   reference: string | null;
   context: EventContext;
+  /** More for the event's `data` (an import's id). */
+  data?: Record<string, unknown>;
 }
 
 /**
- * Moves one locked variant's stock: one movement, one event, the version moves on. A commit of a
- * reservation takes its units off `reserved` in the same update (`reservedAfter`).
+ * The one owner of stock: every change of a variant's `stock` and `reserved` goes through here
+ * (reservations through reservation-service.ts), with its movement in the same transaction, so a
+ * variant's stock is always the sum of its movements.
  */
-export async function moveStock(trx: Transaction<Database>, variant: VariantRow, stockAfter: number, note: StockNote, reservedAfter = variant.reserved): Promise<VariantRow> {
-  const updated = await trx
-    .updateTable('variants')
-    .set({ stock: stockAfter, reserved: reservedAfter, version: sql`version + 1`, updated_at: new Date() })
-    .where('id', '=', variant.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+
+/**
+ * The opening stock of a variant just created (stock 0): its first movement, which belongs to
+ * the creation's `variant.created` (API.md section 10), so no event of its own.
+ */
+export async function openStock(trx: Transaction<Database>, variant: VariantRow, stock: number, note: StockNote): Promise<VariantRow> {
+  if (stock === 0) return variant;
+  const opened = await writeStock(trx, variant.id, { stock, moveVersion: false });
+  await insertStockMovement(trx, { variant_id: variant.id, delta: stock, stock_after: stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  return opened;
+}
+
+/**
+ * The opening stock of many variants just created (an import's batch): their stock and first
+ * movements in two statements. Like openStock, no event: each belongs to its `variant.created`.
+ */
+export async function openStockOfMany(trx: Transaction<Database>, opening: { variantId: string; stock: number }[], note: StockNote): Promise<void> {
+  const stocked = opening.filter((item) => item.stock !== 0);
+  if (stocked.length === 0) return;
+  await writeOpeningStocks(trx, stocked);
+  await insertStockMovements(
+    trx,
+    stocked.map((item) => ({ variant_id: item.variantId, delta: item.stock, stock_after: item.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
+  );
+}
+
+/** The closing movement of a variant about to be deleted; it belongs to the deletion's `variant.deleted`. */
+export async function closeStock(trx: Transaction<Database>, variant: VariantRow, note: StockNote): Promise<void> {
+  await insertStockMovement(trx, { variant_id: variant.id, delta: -variant.stock, stock_after: 0, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+}
+
+const shortBy = (variant: VariantRow, stockAfter: number) => `would leave ${stockAfter} units with ${variant.reserved} reserved (${variant.stock} on hand)`;
+
+/** A `stock` below `reserved` is refused: 409 `insufficient_stock` naming the field. */
+export function assertAboveReserved(variant: VariantRow, stockAfter: number, path: string): void {
+  if (stockAfter < variant.reserved) {
+    throw new AppError('insufficient_stock', `${variant.reserved} units are reserved; stock cannot go below that.`, [{ path, message: `must be at least ${variant.reserved} (the reserved units)` }]);
+  }
+}
+
+/**
+ * Moves a locked variant's stock: one movement and one `variant.stock_changed`, whatever made the
+ * change (a stock route, a variant's PUT, PATCH or batch update, an import, a commit). The version
+ * moves on unless the change this one is part of moved it already (`moveVersion: false`, a PUT
+ * that changed other fields too). A commit takes its units off `reserved` in the same update.
+ */
+export async function setStock(
+  trx: Transaction<Database>,
+  variant: VariantRow,
+  stockAfter: number,
+  note: StockNote,
+  options: { reservedAfter?: number; moveVersion?: boolean } = {},
+): Promise<VariantRow> {
+  const reservedAfter = options.reservedAfter ?? variant.reserved;
+  const updated = await writeStock(trx, variant.id, { stock: stockAfter, reserved: reservedAfter, moveVersion: options.moveVersion ?? true });
   const delta = stockAfter - variant.stock;
   await insertStockMovement(trx, { variant_id: variant.id, delta, stock_after: stockAfter, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
   const reservedMoved = reservedAfter !== variant.reserved;
@@ -44,15 +94,13 @@ export async function moveStock(trx: Transaction<Database>, variant: VariantRow,
         stock_after: stockAfter,
         reason: note.reason,
         reference: note.reference,
+        ...note.data,
       },
     },
     note.context,
   );
   return updated;
 }
-
-const shortBy = (variant: VariantRow, stockAfter: number) =>
-  `would leave ${stockAfter} units with ${variant.reserved} reserved (${variant.stock} on hand)`;
 
 /** PUT /api/variants/{id}/stock: a delta or a new level, never below what is reserved. */
 export async function changeStock(
@@ -62,12 +110,12 @@ export async function changeStock(
   change: { delta: number } | { stock: number },
   note: StockNote,
 ): Promise<VariantRow> {
-  const variant = await lockForWrite(() => findVariantByIdForUpdate(trx, variantId), ifMatch, 'variant');
+  const variant = await lockForWrite(() => lockVariant(trx, variantId), ifMatch, 'variant');
   const stockAfter = 'delta' in change ? variant.stock + change.delta : change.stock;
   const path = 'delta' in change ? '/delta' : '/stock';
   if (stockAfter > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
   if (stockAfter < variant.reserved) throw new AppError('insufficient_stock', `The stock ${shortBy(variant, stockAfter)}.`, [{ path, message: shortBy(variant, stockAfter) }]);
-  return moveStock(trx, variant, stockAfter, note);
+  return setStock(trx, variant, stockAfter, note);
 }
 
 /**
@@ -75,24 +123,22 @@ export async function changeStock(
  * adjustments over the same variants, with their lines in any order, queue instead of
  * deadlocking; every line that falls short is reported.
  */
-export function adjustStock(db: Kysely<Database>, lines: { variant_id: string; delta: number }[], note: StockNote): Promise<VariantRow[]> {
-  return inTransaction(db, async (trx) => {
-    const variants = await lockVariantsOfLines(trx, lines.map((line) => line.variant_id));
-    const short: FieldProblem[] = [];
-    const tooMuch: FieldProblem[] = [];
-    lines.forEach((line, index) => {
-      const variant = variants[index]!;
-      const stockAfter = variant.stock + line.delta;
-      if (stockAfter < variant.reserved) short.push({ path: `/lines/${index}`, message: shortBy(variant, stockAfter) });
-      if (stockAfter > MAX_STOCK) tooMuch.push({ path: `/lines/${index}/delta`, message: `would take the stock above ${MAX_STOCK}` });
-    });
-    if (tooMuch.length > 0) throw new AppError('validation_failed', 'The request does not match the schema.', tooMuch);
-    if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines would take the stock below what is reserved; nothing changed.', short);
-    const results: VariantRow[] = [];
-    for (const [index, line] of lines.entries()) {
-      const variant = variants[index]!;
-      results.push(await moveStock(trx, variant, variant.stock + line.delta, note));
-    }
-    return results;
+export async function adjustStock(trx: Transaction<Database>, lines: { variant_id: string; delta: number }[], note: StockNote): Promise<VariantRow[]> {
+  const variants = await lockVariantsOfLines(trx, lines.map((line) => line.variant_id));
+  const short: FieldProblem[] = [];
+  const tooMuch: FieldProblem[] = [];
+  lines.forEach((line, index) => {
+    const variant = variants[index]!;
+    const stockAfter = variant.stock + line.delta;
+    if (stockAfter < variant.reserved) short.push({ path: `/lines/${index}`, message: shortBy(variant, stockAfter) });
+    if (stockAfter > MAX_STOCK) tooMuch.push({ path: `/lines/${index}/delta`, message: `would take the stock above ${MAX_STOCK}` });
   });
+  if (tooMuch.length > 0) throw new AppError('validation_failed', 'The request does not match the schema.', tooMuch);
+  if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines would take the stock below what is reserved; nothing changed.', short);
+  const results: VariantRow[] = [];
+  for (const [index, line] of lines.entries()) {
+    const variant = variants[index]!;
+    results.push(await setStock(trx, variant, variant.stock + line.delta, note));
+  }
+  return results;
 }

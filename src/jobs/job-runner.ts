@@ -1,5 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import type { Kysely } from 'kysely';
+import { inSpan } from '../tracing.js';
+import { WorkQueue, type QueueDefinition, type QueueRow } from './work-queue.js';
 
 export interface Job {
   /** Names the job in logs and in `runNow`. */
@@ -21,6 +24,7 @@ export class JobRunner {
   private readonly jobs = new Map<string, Job>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Promise<void>>();
+  private readonly queues: WorkQueue<any>[] = [];
   private started = false;
 
   constructor(private readonly log: FastifyBaseLogger) {}
@@ -29,6 +33,14 @@ export class JobRunner {
     if (this.jobs.has(job.name)) throw new Error(`job ${job.name} is registered twice`);
     this.jobs.set(job.name, job);
     if (this.started) this.schedule(job);
+  }
+
+  /** An outbox on the one claim-send-retry loop (work-queue.ts), polled every `everyMs`. */
+  addQueue<Row extends QueueRow>(db: Kysely<any>, definition: QueueDefinition<Row>, everyMs = 1000): WorkQueue<Row> {
+    const queue = new WorkQueue(db, definition, this.log);
+    this.add({ name: definition.name, everyMs, run: () => queue.pass() });
+    this.queues.push(queue);
+    return queue;
   }
 
   start(): void {
@@ -42,6 +54,7 @@ export class JobRunner {
     if (!job) throw new Error(`no job named ${name}`);
     await this.running.get(name);
     await this.pass(job);
+    await this.queues.find((queue) => queue.name === name)?.drain();
   }
 
   async stop(): Promise<void> {
@@ -49,6 +62,7 @@ export class JobRunner {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await Promise.all(this.running.values());
+    await Promise.all(this.queues.map((queue) => queue.stop()));
   }
 
   private schedule(job: Job): void {
@@ -61,8 +75,8 @@ export class JobRunner {
   }
 
   private async pass(job: Job): Promise<void> {
-    const run = job
-      .run()
+    // Each pass a span of its own (tracing on): a root, as no request started it.
+    const run = inSpan(`job ${job.name}`, { root: true }, () => job.run())
       .then(() => undefined)
       .catch((error: unknown) => this.log.warn({ err: error, job: job.name }, 'background job failed; it will run again'));
     this.running.set(job.name, run);

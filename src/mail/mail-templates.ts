@@ -2,6 +2,9 @@ import type { Mail } from './mail-outbox.js';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
+/** A time in the words of an email: `2026-11-24 20:25 UTC`. */
+const inWords = (time: Date) => `${time.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
 function linkMail(to: string, subject: string, lead: string, action: string, link: string, after: string): Mail {
   return {
     to,
@@ -11,22 +14,65 @@ function linkMail(to: string, subject: string, lead: string, action: string, lin
   };
 }
 
-export const passwordResetMail = (to: string, link: string, validMinutes: number) =>
+/** A mail that only tells: it carries no link that acts on the account. */
+function noticeMail(to: string, subject: string, paragraphs: string[]): Mail {
+  return {
+    to,
+    subject,
+    text: `${paragraphs.join('\n\n')}\n`,
+    html: paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join(''),
+  };
+}
+
+export const passwordResetMail = (to: string, link: string, expiresAt: Date) =>
   linkMail(
     to,
     'Reset your password',
     'Someone asked to reset the password of the account with this email address.',
     'Choose a new password',
     link,
-    `The link works once, for ${validMinutes} minutes. If you did not ask for it, ignore this email: your password stays as it is.`,
+    `The link works once, until ${inWords(expiresAt)}. If you did not ask for it, ignore this email: your password stays as it is.`,
   );
 
-export const verificationMail = (to: string, link: string, validHours: number) =>
+export const verificationMail = (to: string, link: string, expiresAt: Date) =>
   linkMail(
     to,
     'Confirm your email address',
     'Please confirm that this email address belongs to your account.',
     'Confirm the address',
     link,
-    `The link works once, for ${validHours} hours.`,
+    `The link works once, until ${inWords(expiresAt)}.`,
   );
+
+export const emailChangedMail = (to: string, newEmail: string, changedAt: Date) =>
+  noticeMail(to, 'Your account email address was changed', [
+    `The email address of your account was changed from this address to ${newEmail} at ${inWords(changedAt)}.`,
+    'Mail about the account now goes to the new address. If you did not make this change, contact the shop at once: someone may have your password.',
+  ]);
+
+const ACT_IF_NOT_YOU = 'If this was not you, change your password and contact the shop at once.';
+const factorWords = (type: 'totp' | 'webauthn', name: string) => `${type === 'totp' ? 'authenticator app' : 'passkey'} "${name}"`;
+
+export const factorAddedMail = (to: string, factor: { type: 'totp' | 'webauthn'; name: string }, at: Date) =>
+  noticeMail(to, 'A second factor was added to your account', [
+    `The ${factorWords(factor.type, factor.name)} was added to your account as a second factor at ${inWords(at)}.`,
+    ACT_IF_NOT_YOU,
+  ]);
+
+export const factorRemovedMail = (to: string, factor: { type: 'totp' | 'webauthn'; name: string }, at: Date) =>
+  noticeMail(to, 'A second factor was removed from your account', [
+    `The ${factorWords(factor.type, factor.name)} was removed from your account at ${inWords(at)}; your other sessions were signed out.`,
+    ACT_IF_NOT_YOU,
+  ]);
+
+export const recoveryCodeUsedMail = (to: string, at: Date, codesLeft: number) =>
+  noticeMail(to, 'A recovery code of your account was used', [
+    `One of your recovery codes was used to sign in or confirm an action at ${inWords(at)}. ${codesLeft} unused code${codesLeft === 1 ? '' : 's'} remain${codesLeft === 1 ? 's' : ''}.`,
+    ACT_IF_NOT_YOU,
+  ]);
+
+export const secondFactorsResetMail = (to: string, at: Date) =>
+  noticeMail(to, 'The second factors of your account were reset', [
+    `An administrator removed every second factor and recovery code of your account at ${inWords(at)}, and signed out all its sessions.`,
+    'Sign in with your password and add a second factor again. If you did not ask for this, contact the shop at once.',
+  ]);

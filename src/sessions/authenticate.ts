@@ -1,36 +1,22 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Database, Role } from '../db/tables.js';
-import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
-import { spendAnonymous } from '../http/security.js';
-import { CallerCheck } from './caller-check.js';
-import type { Caller, CallerWithSession } from './caller-repository.js';
+import type { Database } from '../db/tables.js';
+import { toAppError } from '../http/error-handler.js';
+import { AppError, invalidToken } from '../http/errors.js';
+import { problemBody, PROBLEM_CONTENT_TYPE } from '../http/problem-reply.js';
+import { spendAddressBudget, spendAnonymous } from '../http/security.js';
+import { PUBLIC, type AccessRule } from './access-rule.js';
+import { Access, type AdmissionHost } from './admission.js';
+import type { CallerKey } from './caller-query.js';
+import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
+import { touchClient } from './client-use-repository.js';
 import { touchSession } from './session-repository.js';
-import type { TokenIssuer } from './token-issuer.js';
+import { isClientToken, type TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who makes the request, as the database said; on a `checksCallerWithData` route, set by its first read. */
-    caller: Caller;
-    /** Whom the access token names: its subject and session, before the database is asked. */
-    identity: { userId: string; sessionId: string };
-    /**
-     * The database for the route's handler. On a `checksCallerWithData` route its first SELECT
-     * carries the caller check (see CallerCheck); elsewhere it is the app's own.
-     */
-    db: Kysely<Database>;
-  }
-  interface FastifyContextConfig {
-    /** Roles allowed on the route; unset means any authenticated caller. */
-    roles?: readonly Role[];
-    /**
-     * The route's first query through `request.db` checks the caller in the same statement: a
-     * read's first SELECT, a write's first statement in its transaction (a SELECT: the row it
-     * locks) or the read before it. Such a handler makes its first query through `request.db`,
-     * and reads nothing of `request.caller` before it; a statement that is not a SELECT cannot
-     * go first.
-     */
-    checksCallerWithData?: boolean;
+    /** The admission of the request's caller under its route's rule: the one way to the database. */
+    access: Access;
   }
 }
 
@@ -41,88 +27,94 @@ const unauthenticated = () =>
     'www-authenticate': 'Bearer',
   });
 
-function withChallenge(error: AppError): AppError {
-  return new AppError(error.code, error.detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+const refusedToken = () => new AppError('invalid_token', invalidToken().detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+
+/** Routes that must declare their rule: everything the API serves. */
+const needsRule = (url: string) => url.startsWith('/api') || url.startsWith('/.well-known');
+
+/**
+ * Every route of the API declares `config.access`; a route that does not stops the start, so
+ * no route can be added that the admission does not know.
+ */
+export function requireAccessRule(route: RouteOptions): void {
+  if (route.config?.literalSegmentGuard || !needsRule(route.url)) return;
+  if (!route.config?.access) throw new Error(`${[route.method].flat().join(',')} ${route.url} declares no access rule (config.access)`);
 }
 
 /**
- * The rules every authenticated request goes through, in one place, applied to the caller as
- * the database returned it (on its own or with the request's data): a deleted user or an ended
- * session is 401, a suspended user 403 (suspension ends every session; while it lasts the
- * answer says so), a role the route does not allow 403.
+ * The admission of every request to a route with a rule: a public route gets its `access` at
+ * once; any other has its credentials read here, before the body is, so a request without valid
+ * credentials is refused before anything else (401), spending its address's budget, and one with
+ * them spends its caller's. Whether the caller may act is asked of the database with the
+ * handler's first statement (admission.ts).
  */
-function admission(app: FastifyInstance, request: FastifyRequest, roles: readonly Role[] | undefined) {
-  return async (caller: CallerWithSession | undefined): Promise<Caller> => {
-    try {
-      if (!caller) throw withChallenge(invalidToken());
-      if (caller.status === 'suspended') throw accountSuspended();
-      if (!caller.session_open) throw withChallenge(invalidToken());
-    } catch (refusal) {
-      // A request whose token is refused spends its address's budget, like one without a token.
-      await spendAnonymous(app, request);
-      throw refusal;
-    }
-    if (roles && !roles.includes(caller.role)) throw forbidden();
-    if (caller.session_stale) {
-      touchSession(app.db, caller.session_id).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
-    }
-    request.caller = caller;
-    return caller;
+export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer) {
+  const host = (request: FastifyRequest): AdmissionHost => ({
+    spendAddressBudget: () => spendAddressBudget(app, request),
+    spendClientBudget: (clientId, limit) => app.rateLimiter.spend(`client:${clientId}`, limit ?? app.config.apiRateLimit),
+    touchSession: (sessionId) => {
+      touchSession(database, sessionId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
+    },
+    secondFactors: { requiredRoles: app.config.mfaRequiredRoles, stepUpMaxAgeSeconds: app.config.mfaStepUpMaxAgeSeconds },
+    touchClient: (clientId, secretId) => {
+      touchClient(database, clientId, secretId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the API client as used'));
+    },
+  });
+
+  /** The caller the bearer credential names: a user's or a client's access token, or a client's secret. */
+  const keyOf = async (credential: string): Promise<CallerKey | undefined> => {
+    if (credential.startsWith(SECRET_PREFIX)) return SECRET_PATTERN.test(credential) ? { kind: 'client-secret', secretHash: hashClientSecret(credential) } : undefined;
+    const claims = await issuer.verifyAccessToken(credential);
+    if (!claims) return undefined;
+    if (isClientToken(claims)) return { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), issuedAt: new Date(claims.iat * 1000) };
+    return { kind: 'user', userId: claims.sub, sessionId: claims.sid };
   };
-}
 
-/**
- * The hook that authenticates every request of a scope. The caller's role, status and session
- * are read from the database on every request, so a role change, suspension, deletion or
- * sign-out applies to the very next request on any instance. On routes marked
- * `checksCallerWithData` (every authenticated route but a webhook create) the check travels
- * with the handler's first query (no extra round trip), and the handler is held to it
- * (`holdToCallerCheck`); elsewhere it is a statement of its own before the handler.
- */
-export function authenticationHook(app: FastifyInstance, issuer: TokenIssuer): onRequestAsyncHookHandler {
-  return async (request: FastifyRequest) => {
-    const header = request.headers.authorization;
-    let claims: { sub: string; sid: string } | undefined;
+  const onRequest = async (request: FastifyRequest): Promise<void> => {
+    const rule: AccessRule | undefined = request.routeOptions.config.access;
+    if (!rule) return;
+    const selfParameter = () => (rule.orSelf ? (request.params as Record<string, string | undefined>)[rule.orSelf] : undefined);
+    if (rule.public || (rule.tokenOptional && request.headers.authorization === undefined)) {
+      request.access = new Access(database, PUBLIC, undefined, host(request), selfParameter);
+      return;
+    }
+    let key: CallerKey | undefined;
     try {
+      const header = request.headers.authorization;
       if (!header || !/^bearer /i.test(header)) throw unauthenticated();
-      const match = BEARER.exec(header);
-      claims = match?.[1] ? await issuer.verifyAccessToken(match[1]) : undefined;
-      if (!claims) throw withChallenge(invalidToken());
+      const credential = BEARER.exec(header)?.[1];
+      key = credential ? await keyOf(credential) : undefined;
+      if (!key) throw refusedToken();
     } catch (refusal) {
       await spendAnonymous(app, request);
       throw refusal;
     }
     request.rateLimitCounted = true;
-    await app.rateLimiter.spend(`caller:${claims.sub}`, app.config.apiRateLimit);
-    request.identity = { userId: claims.sub, sessionId: claims.sid };
-    // Read once: Fastify builds routeOptions anew on every access.
-    const { roles, checksCallerWithData } = request.routeOptions.config;
-    const check = new CallerCheck(app.db, request.identity, roles, admission(app, request, roles));
-    checks.set(request, check);
-    if (checksCallerWithData) {
-      request.db = app.db.withPlugin(check);
-      // A 400 from the schema or a 404 from the handler must not speak before a refused caller's 401/403.
-      request.checkBeforeError = () => check.ensure();
-      return;
-    }
-    await check.ensure();
-    request.db = app.db;
+    // A user's budget is spent now; a client's once the database has said which client it is.
+    if (key.kind === 'user') await app.rateLimiter.spend(`caller:${key.userId}`, app.config.apiRateLimit);
+    const access = new Access(database, rule, key, host(request), selfParameter);
+    request.access = access;
+    // A 400 from the schema or a 404 from the handler must not speak before a refused caller's 401/403.
+    request.checkBeforeError = () => (access.admitted ? Promise.resolve() : access.admit());
   };
-}
 
-const checks = new WeakMap<FastifyRequest, CallerCheck>();
-
-/**
- * Route option hook: a `checksCallerWithData` handler that answered without a query through
- * `request.db` gets the caller checked on its own before anything is sent, so no handler can
- * skip the check. (A failing request is held to it by `checkBeforeError`.)
- */
-export function holdToCallerCheck(route: RouteOptions): void {
-  if (!route.config?.checksCallerWithData) return;
-  const handler = route.handler;
-  route.handler = async function checkedHandler(this: FastifyInstance, request, reply) {
-    const result: unknown = await handler.call(this, request, reply);
-    await checks.get(request)?.ensure();
-    return result;
+  /**
+   * A handler that answered without asking the admission has its caller checked now, before its
+   * reply goes out: a refused caller gets the refusal instead. No handler can skip the check.
+   */
+  const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+    const access = request.access as Access | undefined;
+    if (!access || access.admitted || reply.statusCode >= 400) return done(null, payload);
+    access.admit().then(
+      () => done(null, payload),
+      (refusal: unknown) => {
+        const error = toAppError(refusal as never, request.id);
+        if (error.headers) reply.headers(error.headers);
+        reply.code(error.statusCode).type(PROBLEM_CONTENT_TYPE).removeHeader('etag').removeHeader('location');
+        done(null, JSON.stringify(problemBody(error)));
+      },
+    );
   };
+
+  return { onRequest, onSend };
 }

@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { Kysely } from 'kysely';
 import type { Database, SigningKeyRow } from '../db/tables.js';
+import type { SecretsAtRest } from './secrets-at-rest.js';
 import { listLiveSigningKeys } from './signing-key-repository.js';
 
 type Sign = (payload: Record<string, unknown>) => string;
@@ -35,6 +36,7 @@ export class KeyRing {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly rules: TokenRules,
+    private readonly secrets: SecretsAtRest,
   ) {}
 
   async reload(): Promise<void> {
@@ -67,7 +69,7 @@ export class KeyRing {
           key.kid,
           this.signers.get(key.kid) ??
             createSigner({
-              key: key.private_pem,
+              key: this.secrets.open(key.private_pem),
               algorithm: 'EdDSA',
               kid: key.kid,
               iss: this.rules.issuer,

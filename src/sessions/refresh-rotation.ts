@@ -1,42 +1,65 @@
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { inTransaction } from '../db/transaction.js';
-import { accountSuspended, invalidToken } from '../http/errors.js';
-import { findCaller } from './caller-repository.js';
-import { findRefreshTokenForUpdate, markRefreshTokenUsed } from './refresh-token-repository.js';
-import { endSessions, findSessionForUpdate } from './session-repository.js';
-import { hashRefreshToken, issueTokenPair, type TokenPair } from './token-pairs.js';
+import { accountSuspended, AppError } from '../http/errors.js';
+import { findUserStanding } from './caller-query.js';
+import { findRefreshToken, findRefreshTokenForUpdate, insertRefreshToken, markRefreshTokenRotated } from './refresh-token-repository.js';
+import { keyFromSecret, sealWithKey, unsealWithKey } from './secrets-at-rest.js';
+import { endSessions, extendSession, findSessionForUpdate } from './session-repository.js';
+import { hashRefreshToken, newRefreshTokenValue, tokenPair, type TokenPair } from './token-pairs.js';
 import type { TokenIssuer } from './token-issuer.js';
 
-type RefreshOutcome = { pair: TokenPair } | { refusal: 'invalid' | 'suspended' };
+export const invalidRefreshToken = () => new AppError('invalid_token', 'The refresh token is invalid, expired or revoked.');
+
+export type RefreshOutcome =
+  | { pair: TokenPair }
+  | { refusal: 'invalid' | 'suspended' }
+  /** A spent token came back after the interval: its session ended, in the caller's transaction. */
+  | { refusal: 'reused'; userId: string; sessionId: string; endedSessionIds: string[] };
+
+/** The successor is sealed with the spent token itself: only its holder can read it back. */
+const successorKey = (spent: string) => keyFromSecret('refresh-token-successor', spent);
 
 /**
- * Rotates a refresh token inside its session. A spent token presented again within
- * REFRESH_REUSE_INTERVAL gets a fresh pair (one client refreshing twice at once); later, it
- * means the token leaked, and the session ends, committed before the refusal is returned.
+ * Rotates a refresh token inside its session; a session has one live refresh token at a time.
+ * A spent token presented again within REFRESH_REUSE_INTERVAL (one client refreshing twice at
+ * once) gets a fresh access token and the very refresh token its rotation issued, read back
+ * from the spent token's row, so a replay cannot fork the session. Presented later, it means
+ * the token leaked: the session ends in the caller's transaction (which records
+ * `user.sessions_ended` with cause `refresh_reuse` and commits before refusing). The session is locked before the token, the order in which
+ * sign-outs lock them, so a refresh racing a suspension or a password change cannot deadlock.
  */
-export async function rotateRefreshToken(db: Kysely<Database>, issuer: TokenIssuer, refreshToken: string): Promise<TokenPair> {
-  const outcome = await inTransaction(db, async (trx): Promise<RefreshOutcome> => {
-    const stored = await findRefreshTokenForUpdate(trx, hashRefreshToken(refreshToken));
-    if (!stored) return { refusal: 'invalid' };
-    const user = await findCaller(trx, stored.user_id);
-    if (!user) return { refusal: 'invalid' };
-    // While suspended the answer is the suspension; after it, the token is dead (401).
-    if (user.status === 'suspended') return { refusal: 'suspended' };
-    const session = await findSessionForUpdate(trx, stored.family_id);
-    if (!session || session.ended_at || session.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
-    if (stored.revoked_at || stored.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
-    if (stored.used_at) {
-      // The same client refreshing twice at once gets a pair; a token replayed later has leaked.
-      if (Date.now() - stored.used_at.getTime() <= issuer.refreshReuseIntervalSeconds * 1000) {
-        return { pair: await issueTokenPair(trx, issuer, user.id, session.id) };
-      }
-      await endSessions(trx, { userId: user.id, sessionId: session.id });
-      return { refusal: 'invalid' };
+export async function rotateRefreshToken(trx: Transaction<Database>, issuer: TokenIssuer, refreshToken: string): Promise<RefreshOutcome> {
+  const tokenHash = hashRefreshToken(refreshToken);
+  const found = await findRefreshToken(trx, tokenHash);
+  if (!found) return { refusal: 'invalid' };
+  const session = await findSessionForUpdate(trx, found.family_id);
+  const stored = await findRefreshTokenForUpdate(trx, tokenHash);
+  if (!stored || !session) return { refusal: 'invalid' };
+  const user = await findUserStanding(trx, stored.user_id);
+  if (!user) return { refusal: 'invalid' };
+  // While suspended the answer is the suspension; after it, the token is dead (401).
+  if (user.status === 'suspended') return { refusal: 'suspended' };
+  if (session.ended_at || session.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
+  if (stored.revoked_at || stored.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
+  if (stored.used_at) {
+    const withinInterval = Date.now() - stored.used_at.getTime() <= issuer.refreshReuseIntervalSeconds * 1000;
+    if (withinInterval && stored.successor_sealed) {
+      const successor = unsealWithKey(successorKey(refreshToken), stored.successor_sealed);
+      return { pair: tokenPair(issuer, user.id, session, successor) };
     }
-    await markRefreshTokenUsed(trx, stored.id);
-    return { pair: await issueTokenPair(trx, issuer, user.id, session.id) };
-  });
-  if ('refusal' in outcome) throw outcome.refusal === 'suspended' ? accountSuspended() : invalidToken();
-  return outcome.pair;
+    const ended = await endSessions(trx, { userId: user.id, sessionId: session.id });
+    return { refusal: 'reused', userId: user.id, sessionId: session.id, endedSessionIds: ended };
+  }
+  const successor = newRefreshTokenValue();
+  const expiresAt = new Date(Date.now() + issuer.refreshTokenTtlSeconds * 1000);
+  await markRefreshTokenRotated(trx, stored.id, sealWithKey(successorKey(refreshToken), successor));
+  await insertRefreshToken(trx, { userId: user.id, familyId: session.id, tokenHash: hashRefreshToken(successor), expiresAt });
+  await extendSession(trx, session.id, expiresAt);
+  return { pair: tokenPair(issuer, user.id, session, successor) };
+}
+
+/** The outcome as the route answers it: the pair, or the refusal's error. */
+export function pairOrRefusal(outcome: RefreshOutcome): TokenPair {
+  if ('pair' in outcome) return outcome.pair;
+  throw outcome.refusal === 'suspended' ? accountSuspended() : invalidRefreshToken();
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, SessionRow } from '../db/tables.js';
 
 export function insertSession(db: Kysely<Database>, session: Omit<SessionRow, 'ended_at'>): Promise<SessionRow> {
@@ -9,8 +10,8 @@ export function findSessionForUpdate(db: Kysely<Database>, id: string): Promise<
   return db.selectFrom('sessions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/** The sessions still open, newest first. */
-export function listActiveSessions(db: Kysely<Database>, userId: string): Promise<SessionRow[]> {
+/** A user's sessions still open, newest first. */
+export function activeSessions(db: Kysely<Database>, userId: string) {
   return db
     .selectFrom('sessions')
     .selectAll()
@@ -18,14 +19,18 @@ export function listActiveSessions(db: Kysely<Database>, userId: string): Promis
     .where('ended_at', 'is', null)
     .where('expires_at', '>', new Date())
     .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+    .orderBy('id', 'desc');
 }
 
-/** Ends the open sessions of a user, or one of them; returns the ids it ended. */
-export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string }): Promise<string[]> {
+export function listActiveSessions(db: Kysely<Database>, userId: string): Promise<SessionRow[]> {
+  return activeSessions(db, userId).execute();
+}
+
+/** Ends the open sessions of a user, or one of them, or all but one; returns the ids it ended. */
+export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<string[]> {
   let query = db.updateTable('sessions').set({ ended_at: new Date() }).where('user_id', '=', which.userId).where('ended_at', 'is', null);
   if (which.sessionId) query = query.where('id', '=', which.sessionId);
+  if (which.exceptSessionId) query = query.where('id', '!=', which.exceptSessionId);
   const ended = await query.returning('id').execute();
   if (ended.length > 0) {
     await db
@@ -45,4 +50,44 @@ export async function extendSession(db: Kysely<Database>, id: string, expiresAt:
 /** At most one write a minute per session, however many requests it makes. */
 export async function touchSession(db: Kysely<Database>, id: string): Promise<void> {
   await sql`update sessions set last_used_at = now() where id = ${id} and last_used_at < now() - interval '1 minute'`.execute(db);
+}
+
+/** The session's second factor is verified now (a login's second step, a step-up, a confirmed factor). */
+export async function markSecondFactorVerified(db: Kysely<Database>, id: string): Promise<Date> {
+  const row = await db.updateTable('sessions').set({ mfa_verified_at: new Date() }).where('id', '=', id).returning('mfa_verified_at').executeTakeFirstOrThrow();
+  return row.mfa_verified_at!;
+}
+
+/** Every session of a user, ended ones too, oldest first, a page at a time (a data export). */
+export function allSessionsOfUserPage(db: Kysely<Database>, userId: string, page: PageRequest): Promise<SessionRow[]> {
+  return keysetPage(db.selectFrom('sessions').selectAll().where('user_id', '=', userId), page, 'oldest-first').execute();
+}
+
+/** An erasure: every session of the user goes, with the addresses and user agents it kept, and its refresh tokens. */
+export async function deleteSessionsOfUser(trx: Kysely<Database>, userId: string): Promise<void> {
+  await trx.deleteFrom('refresh_tokens').where('user_id', '=', userId).execute();
+  await trx.deleteFrom('sessions').where('user_id', '=', userId).execute();
+}
+
+const PURGE_BATCH = 1000;
+
+/**
+ * Retention: sessions that ended, or expired, before the cutoff go with their refresh tokens, a
+ * batch at a time. Idempotent, so two instances purging at once only share the work.
+ */
+export async function purgeSessionsEndedBefore(db: Kysely<Database>, cutoff: Date): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const result = await sql<{ id: string }>`
+      with gone as (
+        delete from sessions
+        where id in (select id from sessions where ended_at < ${cutoff} or expires_at < ${cutoff} limit ${PURGE_BATCH})
+        returning id
+      ), tokens as (
+        delete from refresh_tokens where family_id in (select id from gone)
+      )
+      select id from gone`.execute(db);
+    purged += result.rows.length;
+    if (result.rows.length < PURGE_BATCH) return purged;
+  }
 }

@@ -9,5 +9,12 @@ export function toSessionResponse(row: SessionRow, currentSessionId: string | un
     user_agent: row.user_agent,
     ip: row.ip,
     current: row.id === currentSessionId,
+    mfa_verified_at: row.mfa_verified_at?.toISOString() ?? null,
   };
+}
+
+/** A session as a data export shows it: ended ones too, with when they ended. */
+export function toSessionRecord(row: SessionRow) {
+  const { current: _current, ...session } = toSessionResponse(row, undefined);
+  return { ...session, ended_at: row.ended_at?.toISOString() ?? null };
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 
 export const TokenPairSchema = Type.Object(
   {
-    access_token: Type.String({ description: 'JWT (typ at+jwt), HS256.' }),
+    access_token: Type.String({ description: 'JWT (typ at+jwt): `sub`, `sid`, `amr` (RFC 8176) and `auth_time`, kept across refreshes.' }),
     token_type: Type.Literal('Bearer'),
     expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
     refresh_token: Type.String({ description: 'Opaque; single use, rotated on every refresh.' }),
@@ -19,6 +19,9 @@ export const SessionSchema = Type.Object(
     user_agent: Type.Union([Type.String(), Type.Null()]),
     ip: Type.Union([Type.String(), Type.Null()]),
     current: Type.Boolean({ description: 'The session of the token making this request.' }),
+    mfa_verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When a second factor was last verified in it (at login, by step-up, or by confirming a factor); null if never.',
+    }),
   },
   {
     $id: 'Session',
@@ -32,6 +35,7 @@ export const SessionSchema = Type.Object(
         user_agent: 'Mozilla/5.0',
         ip: '203.0.113.7',
         current: true,
+        mfa_verified_at: '2026-11-22T08:00:05.000Z',
       },
     ],
   },

@@ -1,22 +1,25 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { SERVICE_CONTEXT } from '../events/event-recorder.js';
-import type { Caller } from './caller-repository.js';
-import { authenticationHook, holdToCallerCheck } from './authenticate.js';
+import type { DatabaseHandle } from '../db/database.js';
+import { admissionHooks, requireAccessRule } from './authenticate.js';
 import { KeyRing } from './key-ring.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
+import { purgeSessionsEndedBefore } from './session-repository.js';
+import { SecretsAtRest } from './secrets-at-rest.js';
 import { SessionSchema, TokenPairSchema } from './session-schemas.js';
 import { deleteRetiredSigningKeys } from './signing-key-repository.js';
-import { signingKeyRoutes } from './signing-key-routes.js';
-import { ensureActiveSigningKey, rotateWhenDue } from './signing-key-service.js';
+import { jwksRoutes } from './jwks-routes.js';
+import { ensureActiveSigningKey, type RotationSettings } from './signing-key-service.js';
 import { ACCESS_TOKEN_RULES, createTokenIssuer, type TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     tokenIssuer: TokenIssuer;
-    /** Add as an `onRequest` hook to every scope whose routes need an access token. */
-    authenticate: onRequestAsyncHookHandler;
+    /** Seals the secrets the service must read back (SIGNING_KEY_ENCRYPTION_KEY). */
+    secretsAtRest: SecretsAtRest;
+    /** The Ed25519 keys in memory (none with JWT_SECRET), and how a rotation makes the next one. */
+    signingKeys: { ring: KeyRing | undefined; rotation: RotationSettings };
   }
 }
 
@@ -25,50 +28,45 @@ const HOUR_MS = 60 * 60 * 1000;
 const KEY_RING_REFRESH_MS = 30_000;
 
 /**
- * Access tokens (signing keys, JWKS), the authenticate hook for the areas above, and the
- * loops: key ring refresh, automatic rotation, purges of spent refresh tokens and retired keys.
+ * Access tokens (signing keys, JWKS), the admission of every request (authenticate.ts,
+ * admission.ts), and the loops: key ring refresh, purges of spent refresh tokens and retired
+ * keys. (Rotations record events, so they are the auth area's.)
  */
 export const sessionsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config }) => {
+  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle }) => {
     const { config } = options;
+    const db = options.database.db;
     let ring: KeyRing | undefined;
+    const secrets = new SecretsAtRest(config.signingKeyEncryptionKey);
+    const rotation = { secrets, accessTokenTtlSeconds: config.accessTokenTtlSeconds };
+    app.decorate('secretsAtRest', secrets);
     if (!config.jwtSecret) {
-      ring = new KeyRing(app.db, { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES });
-      await ensureActiveSigningKey(app.db);
+      ring = new KeyRing(db, { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES }, secrets);
+      await ensureActiveSigningKey(db, secrets);
       await ring.reload();
       const keys = ring;
       app.jobs.add({ name: 'refresh-signing-keys', everyMs: KEY_RING_REFRESH_MS, run: () => keys.reload() });
-      if (config.signingKeyRotationDays > 0) {
-        app.jobs.add({
-          name: 'rotate-signing-key',
-          everyMs: HOUR_MS,
-          run: async () => {
-            if (await rotateWhenDue(app.db, config.signingKeyRotationDays, config.accessTokenTtlSeconds, SERVICE_CONTEXT)) await keys.reload();
-          },
-        });
-      }
-      app.jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(app.db) });
+      app.jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(db) });
     }
+    app.decorate('signingKeys', { ring, rotation });
     const issuer = createTokenIssuer(config, ring);
     app.decorate('tokenIssuer', issuer);
-    app.decorate('authenticate', authenticationHook(app, issuer));
-    app.decorateRequest('caller', undefined as unknown as Caller);
-    app.decorateRequest('identity', undefined as unknown as FastifyRequest['identity']);
-    app.decorateRequest('db', undefined as unknown as FastifyRequest['db']);
-    app.addHook('onRoute', holdToCallerCheck);
+    const admission = admissionHooks(app, db, issuer);
+    app.decorateRequest('access', undefined as never);
+    app.addHook('onRoute', requireAccessRule);
+    app.addHook('onRequest', admission.onRequest);
+    app.addHook('onSend', admission.onSend);
     app.addSchema(TokenPairSchema);
     app.addSchema(SessionSchema);
-    app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(app.db) });
+    app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(db) });
+    // Ended and expired sessions keep an address and a user agent: SESSION_RETENTION_DAYS after they end, they go.
+    app.jobs.add({
+      name: 'purge-ended-sessions',
+      everyMs: HOUR_MS,
+      run: () => purgeSessionsEndedBefore(db, new Date(Date.now() - config.sessionRetentionDays * 24 * HOUR_MS)),
+    });
 
-    const routes = signingKeyRoutes(ring);
-    await app.register(routes.jwks);
-    await app.register(
-      async (keys) => {
-        keys.addHook('onRequest', app.authenticate);
-        await keys.register(routes.admin);
-      },
-      { prefix: '/api/signing-keys' },
-    );
+    await app.register(jwksRoutes(ring));
   },
-  { name: 'sessions', dependencies: ['database', 'jobs'] },
+  { name: 'sessions', dependencies: ['jobs'] },
 );

@@ -1,45 +1,50 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, SigningKeyRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { record, type EventContext } from '../events/event-recorder.js';
-import { findActiveSigningKey, insertSigningKey, lockSigningKeys, retireSigningKey } from './signing-key-repository.js';
+import { isSealed, SealError, type SecretsAtRest } from './secrets-at-rest.js';
+import { findActiveSigningKey, insertSigningKey, listStoredSigningKeysForUpdate, lockSigningKeys, retireSigningKey, storePrivateKey } from './signing-key-repository.js';
 
 // A retiring key verifies tokens until the last one it signed has expired, and a margin.
 const RETIREMENT_MARGIN_MS = 5 * 60 * 1000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** On first start: the first key, created once however many instances start together. */
-export function ensureActiveSigningKey(db: Kysely<Database>): Promise<void> {
+export interface RotationSettings {
+  secrets: SecretsAtRest;
+  accessTokenTtlSeconds: number;
+}
+
+/**
+ * At start: the first key, created once however many instances start together; the stored
+ * keys sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set (those an earlier start stored
+ * plain included). A key that the configured key cannot open, or a sealed key without one,
+ * stops the start with one line that says which.
+ */
+export function ensureActiveSigningKey(db: Kysely<Database>, secrets: SecretsAtRest): Promise<void> {
   return inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
-    if (!(await findActiveSigningKey(trx))) await insertSigningKey(trx);
+    for (const key of await listStoredSigningKeysForUpdate(trx)) {
+      let privatePem: string;
+      try {
+        privatePem = secrets.open(key.private_pem);
+      } catch (error) {
+        if (!(error instanceof SealError)) throw error;
+        throw new Error(
+          secrets.encrypts
+            ? 'SIGNING_KEY_ENCRYPTION_KEY does not decrypt the stored signing keys: start with the key they were encrypted with'
+            : 'the stored signing keys are encrypted: set SIGNING_KEY_ENCRYPTION_KEY to the key they were encrypted with',
+        );
+      }
+      if (secrets.encrypts && !isSealed(key.private_pem)) await storePrivateKey(trx, key.kid, secrets.seal(privatePem));
+    }
+    if (!(await findActiveSigningKey(trx))) await insertSigningKey(trx, secrets);
   });
 }
 
-/** A new active key; the old one keeps verifying its tokens until they have all expired. */
-export function rotateSigningKey(db: Kysely<Database>, accessTokenTtlSeconds: number, context: EventContext): Promise<SigningKeyRow> {
-  return inTransaction(db, async (trx) => {
-    await lockSigningKeys(trx);
-    return rotateLocked(trx, accessTokenTtlSeconds, context);
-  });
-}
-
-async function rotateLocked(trx: Kysely<Database>, accessTokenTtlSeconds: number, context: EventContext): Promise<SigningKeyRow> {
+/**
+ * A new active key, under the lock that orders rotations (the caller took it); the old one keeps
+ * verifying its tokens until they have all expired. Returns both, for the rotation's event.
+ */
+export async function replaceActiveKey(trx: Transaction<Database>, settings: RotationSettings): Promise<{ previous: SigningKeyRow | undefined; next: SigningKeyRow }> {
   const previous = await findActiveSigningKey(trx);
-  if (previous) await retireSigningKey(trx, previous.kid, new Date(Date.now() + accessTokenTtlSeconds * 1000 + RETIREMENT_MARGIN_MS));
-  const next = await insertSigningKey(trx);
-  // Signing keys are named by kid, not by UUID; the event's subject is the new key's row id.
-  await record(trx, { type: 'signing_key.rotated', subjectType: 'signing_key', subjectId: next.kid, data: { after: { kid: next.kid }, before: { kid: previous?.kid ?? null } } }, context);
-  return next;
-}
-
-/** The automatic rotation: only when the active key is older than the period, on one instance. */
-export function rotateWhenDue(db: Kysely<Database>, rotationDays: number, accessTokenTtlSeconds: number, context: EventContext): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    await lockSigningKeys(trx);
-    const active = await findActiveSigningKey(trx);
-    if (active && Date.now() - active.created_at.getTime() < rotationDays * DAY_MS) return false;
-    await rotateLocked(trx, accessTokenTtlSeconds, context);
-    return true;
-  });
+  if (previous) await retireSigningKey(trx, previous.kid, new Date(Date.now() + settings.accessTokenTtlSeconds * 1000 + RETIREMENT_MARGIN_MS));
+  return { previous, next: await insertSigningKey(trx, settings.secrets) };
 }

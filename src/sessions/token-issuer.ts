@@ -5,35 +5,64 @@ import { CANONICAL_UUID } from '../http/common-schemas.js';
 import type { KeyRing } from './key-ring.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
-export interface AccessTokenClaims {
+/** A user's access token: it names the session it belongs to, which ends it when it ends. */
+export interface UserTokenClaims {
   sub: string;
-  /** The session the token belongs to: when it ends, the token stops working. */
   sid: string;
+  /** How the session started (RFC 8176), kept across refreshes. */
+  amr?: string[];
+  /** When the user authenticated to start the session (seconds), kept across refreshes. */
+  auth_time?: number;
   jti: string;
   iat: number;
   exp: number;
 }
+
+/** An API client's access token (the client credentials grant): no session, the scopes granted. */
+export interface ClientTokenClaims {
+  sub: string;
+  client_id: string;
+  /** The granted scopes, space-separated. */
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export type AccessTokenClaims = UserTokenClaims | ClientTokenClaims;
+
+export const isClientToken = (claims: AccessTokenClaims): claims is ClientTokenClaims => 'client_id' in claims;
 
 export interface TokenIssuer {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   /** How long a spent refresh token still gets a pair (a client refreshing twice at once). */
   readonly refreshReuseIntervalSeconds: number;
-  signAccessToken(userId: string, sessionId: string): string;
+  signAccessToken(userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }): string;
+  /** A token for an API client, with the scopes granted (space-separated in `scope`). */
+  signClientToken(clientId: string, scopes: readonly string[]): string;
   /** The claims of a valid token, or undefined for any invalid one. */
   verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
 }
 
 const TOKEN_TYPE = 'at+jwt';
-const REQUIRED_CLAIMS = ['sub', 'sid', 'exp', 'iat', 'jti', 'iss', 'aud'];
+// `sid` (a user's) or `client_id` and `scope` (a client's) are required by kind, in checkedClaims.
+const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'iss', 'aud'];
 // RFC 8725: a token issued "in the future" beyond clock drift was not issued by us.
 const MAX_CLOCK_SKEW_MS = 60_000;
 const decodeHeader = createDecoder({ complete: true });
 
-function checkedClaims(claims: AccessTokenClaims): AccessTokenClaims | undefined {
-  if (typeof claims.sub !== 'string' || !CANONICAL_UUID.test(claims.sub) || typeof claims.sid !== 'string' || !CANONICAL_UUID.test(claims.sid)) return undefined;
-  if (!Number.isFinite(claims.iat) || claims.iat * 1000 > Date.now() + MAX_CLOCK_SKEW_MS) return undefined;
-  return claims;
+const isUuid = (value: unknown) => typeof value === 'string' && CANONICAL_UUID.test(value);
+
+/** A user's token names a session; a client's names itself and its scopes; never both. */
+function checkedClaims(claims: Record<string, unknown>): AccessTokenClaims | undefined {
+  if (!isUuid(claims.sub)) return undefined;
+  if (!Number.isFinite(claims.iat) || (claims.iat as number) * 1000 > Date.now() + MAX_CLOCK_SKEW_MS) return undefined;
+  if ('client_id' in claims) {
+    if (claims.client_id !== claims.sub || 'sid' in claims || typeof claims.scope !== 'string') return undefined;
+    return claims as unknown as ClientTokenClaims;
+  }
+  return isUuid(claims.sid) ? (claims as unknown as UserTokenClaims) : undefined;
 }
 
 /**
@@ -48,7 +77,14 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,
   };
-  const claimsFor = (userId: string, sessionId: string) => ({ sub: userId, sid: sessionId, jti: randomUUID() });
+  const claimsFor = (userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }) => ({
+    sub: userId,
+    sid: sessionId,
+    amr: authentication.amr,
+    auth_time: Math.floor(authentication.authTime.getTime() / 1000),
+    jti: randomUUID(),
+  });
+  const clientClaimsFor = (clientId: string, scopes: readonly string[]) => ({ sub: clientId, client_id: clientId, scope: scopes.join(' '), jti: randomUUID() });
 
   if (config.jwtSecret) {
     const sign = createSigner({
@@ -70,12 +106,13 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     const verified = new VerifiedTokens<AccessTokenClaims>();
     return {
       ...base,
-      signAccessToken: (userId, sessionId) => sign(claimsFor(userId, sessionId)),
+      signAccessToken: (userId, sessionId, authentication) => sign(claimsFor(userId, sessionId, authentication)),
+      signClientToken: (clientId, scopes) => sign(clientClaimsFor(clientId, scopes)),
       verifyAccessToken: async (token) => {
         const known = verified.get(token);
         if (known) return known;
         try {
-          const claims = checkedClaims(verify(token) as AccessTokenClaims);
+          const claims = checkedClaims(verify(token) as Record<string, unknown>);
           return claims && verified.remember(token, claims);
         } catch {
           return undefined;
@@ -88,7 +125,8 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
   const verified = new VerifiedTokens<AccessTokenClaims>((kid) => ring.isLive(kid));
   return {
     ...base,
-    signAccessToken: (userId, sessionId) => ring.sign(claimsFor(userId, sessionId)),
+    signAccessToken: (userId, sessionId, authentication) => ring.sign(claimsFor(userId, sessionId, authentication)),
+    signClientToken: (clientId, scopes) => ring.sign(clientClaimsFor(clientId, scopes)),
     verifyAccessToken: async (token) => {
       const known = verified.get(token);
       if (known) return known;
@@ -96,7 +134,7 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
         const { header } = decodeHeader(token) as { header: { alg?: unknown; kid?: unknown } };
         if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return undefined;
         const verify = await ring.verifierFor(header.kid);
-        const claims = verify && checkedClaims(verify(token) as unknown as AccessTokenClaims);
+        const claims = verify && checkedClaims(verify(token));
         return claims && verified.remember(token, claims, header.kid);
       } catch {
         return undefined;

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { insertRefreshToken } from './refresh-token-repository.js';
-import { extendSession, insertSession } from './session-repository.js';
+import { insertSession } from './session-repository.js';
 import type { TokenIssuer } from './token-issuer.js';
 
 export interface TokenPair {
@@ -17,14 +17,20 @@ export function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** A new pair in a session: the refresh token joins the session's family, the access token names it. */
-export async function issueTokenPair(db: Kysely<Database>, issuer: TokenIssuer, userId: string, sessionId: string): Promise<TokenPair> {
-  const refreshToken = randomBytes(32).toString('base64url');
-  const expiresAt = new Date(Date.now() + issuer.refreshTokenTtlSeconds * 1000);
-  await insertRefreshToken(db, { id: randomUUID(), userId, familyId: sessionId, tokenHash: hashRefreshToken(refreshToken), expiresAt });
-  await extendSession(db, sessionId, expiresAt);
+/** 256 random bits, base64url: a refresh token's value. */
+export const newRefreshTokenValue = () => randomBytes(32).toString('base64url');
+
+/** What an access token says of its session: how and when the user authenticated to start it. */
+export interface SessionAuthentication {
+  id: string;
+  amr: string[];
+  auth_time: Date;
+}
+
+/** The reply of a login or a refresh: a new access token beside the session's refresh token. */
+export function tokenPair(issuer: TokenIssuer, userId: string, session: SessionAuthentication, refreshToken: string): TokenPair {
   return {
-    access_token: issuer.signAccessToken(userId, sessionId),
+    access_token: issuer.signAccessToken(userId, session.id, { amr: session.amr, authTime: session.auth_time }),
     token_type: 'Bearer',
     expires_in: issuer.accessTokenTtlSeconds,
     refresh_token: refreshToken,
@@ -42,17 +48,31 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
   ip: request.ip,
 });
 
-/** A login: a new session and its first pair. */
-export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails): Promise<TokenPair> {
+/**
+ * How a session starts (RFC 8176 `amr`): a password alone, or a password and a second factor
+ * (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`), whose verification
+ * then counts for step-up from the start.
+ */
+export type SessionStart = { amr: ['pwd'] } | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] };
+export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
+
+/** A login: a new session and its first pair, in the caller's transaction. */
+export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails, start: SessionStart = PASSWORD_ONLY): Promise<TokenPair> {
   const now = new Date();
+  const expiresAt = new Date(now.getTime() + issuer.refreshTokenTtlSeconds * 1000);
   const session = await insertSession(db, {
     id: randomUUID(),
     user_id: userId,
     created_at: now,
     last_used_at: now,
-    expires_at: new Date(now.getTime() + issuer.refreshTokenTtlSeconds * 1000),
+    expires_at: expiresAt,
     user_agent: client.userAgent?.slice(0, 500) ?? null,
     ip: client.ip,
+    amr: start.amr,
+    auth_time: now,
+    mfa_verified_at: (start.amr as string[]).includes('mfa') ? now : null,
   });
-  return issueTokenPair(db, issuer, userId, session.id);
+  const refreshToken = newRefreshTokenValue();
+  await insertRefreshToken(db, { userId, familyId: session.id, tokenHash: hashRefreshToken(refreshToken), expiresAt });
+  return tokenPair(issuer, userId, session, refreshToken);
 }

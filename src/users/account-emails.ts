@@ -2,20 +2,47 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { queueMail } from '../mail/mail-outbox.js';
-import { passwordResetMail, verificationMail } from '../mail/mail-templates.js';
-import { createAccountToken } from './account-token-repository.js';
+import { emailChangedMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
+import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
+import { createAccountToken, findResendableAccountToken, spendAccountTokens } from './account-token-repository.js';
 
-export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds'>;
+export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds'> & {
+  /** Seals the live verification link, so that a resend sends the same link. */
+  secrets: SecretsAtRest;
+};
 
 const linkFor = (template: string, token: string) => template.replaceAll('{token}', encodeURIComponent(token));
 
-/** A verification link to the user's current address, in the caller's transaction. */
+/**
+ * A new verification link to the user's current address, in the caller's transaction; links
+ * sent before (to this or an earlier address) stop working.
+ */
 export async function queueVerificationMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
-  const token = await createAccountToken(trx, { userId: user.id, purpose: 'email_verification', email: user.email, ttlSeconds: settings.emailVerificationTtlSeconds });
-  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token), Math.round(settings.emailVerificationTtlSeconds / 3600)));
+  await spendAccountTokens(trx, user.id, 'email_verification');
+  const token = await createAccountToken(trx, {
+    userId: user.id,
+    purpose: 'email_verification',
+    email: user.email,
+    ttlSeconds: settings.emailVerificationTtlSeconds,
+    seal: (value) => settings.secrets.seal(value),
+  });
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token.value), token.expiresAt));
+}
+
+/** The live verification link again, the same one (a new one only when none lives). */
+export async function resendVerificationMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+  const live = await findResendableAccountToken(trx, user.id, 'email_verification', user.email);
+  if (!live) return queueVerificationMail(trx, settings, user);
+  const value = settings.secrets.open(live.sealed_token!);
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at));
 }
 
 export async function queuePasswordResetMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   const token = await createAccountToken(trx, { userId: user.id, purpose: 'password_reset', email: user.email, ttlSeconds: settings.passwordResetTtlSeconds });
-  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token), Math.round(settings.passwordResetTtlSeconds / 60)));
+  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt));
+}
+
+/** The notice to the address an account leaves: no link that acts on the account. */
+export function queueEmailChangedNotice(trx: Kysely<Database>, oldEmail: string, newEmail: string): Promise<void> {
+  return queueMail(trx, emailChangedMail(oldEmail, newEmail, new Date()));
 }

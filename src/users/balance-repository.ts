@@ -7,8 +7,14 @@ export async function insertLedgerEntry(db: Kysely<Database>, entry: Omit<Ledger
   await db.insertInto('balance_ledger').values({ id: randomUUID(), ...entry }).execute();
 }
 
-export function listLedgerEntries(db: Kysely<Database>, userId: string, page: PageRequest): Promise<LedgerRow[]> {
-  return keysetPage(db.selectFrom('balance_ledger').selectAll().where('user_id', '=', userId), page, 'newest-first').execute();
+/** A user's ledger, newest first, a page at a time. */
+export function ledgerPage(db: Kysely<Database>, userId: string, page: PageRequest) {
+  return keysetPage(db.selectFrom('balance_ledger').selectAll().where('user_id', '=', userId), page, 'newest-first');
+}
+
+/** A user's ledger, oldest first, a page at a time (a data export). */
+export function ledgerOldestFirstPage(db: Kysely<Database>, userId: string, page: PageRequest) {
+  return keysetPage(db.selectFrom('balance_ledger').selectAll().where('user_id', '=', userId), page, 'oldest-first');
 }
 
 export function countLedgerEntries(db: Kysely<Database>, userId: string): Promise<number> {

@@ -2,16 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
-import { forbidden, notFound } from '../http/errors.js';
-import { IdempotencyKeyHeader, replyOnce } from '../http/idempotency.js';
+import { notFound } from '../http/errors.js';
+import { IdempotencyKeyHeader, idempotentReply, replyOnce } from '../http/idempotency.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { etagOf, IfMatchHeader } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
-import { countLedgerEntries, listLedgerEntries } from './balance-repository.js';
+import { ADMIN } from '../sessions/access-rule.js';
+import { countLedgerEntries, ledgerPage } from './balance-repository.js';
 import { toLedgerEntryResponse } from './balance-response.js';
 import { BalanceChangeBody, LedgerEntrySchema } from './balance-schemas.js';
 import { applyBalanceChange } from './balance-service.js';
-import { findUserRecordById } from './user-repository.js';
+import { userRecordById } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import { UserSchema } from './user-schemas.js';
 
@@ -21,7 +22,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/:id/balance',
     {
-      config: { roles: ['admin'], checksCallerWithData: true },
+      config: { access: { roles: ADMIN, scope: 'balance:write', stepUp: true } },
       schema: {
         operationId: 'changeBalance',
         tags: ['balance'],
@@ -33,13 +34,13 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader, 'if-match': IfMatchHeader }),
         body: BalanceChangeBody,
         response: {
-          200: resourceReply(Type.Ref(UserSchema), 'The user after the change.'),
+          200: idempotentReply(resourceReply(Type.Ref(UserSchema), 'The user after the change.')),
           ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422),
         },
       },
     },
     async (request, reply) =>
-      replyOnce(request.db, request, reply, request.identity.userId, async (trx) => {
+      replyOnce(request.access, request, reply, async (trx) => {
         const user = await applyBalanceChange(trx, {
           userId: request.params.id,
           context: contextOf(request),
@@ -54,7 +55,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/balance/ledger',
     {
-      config: { checksCallerWithData: true },
+      config: { access: { roles: ADMIN, orSelf: 'id', scope: 'balance:read' } },
       schema: {
         operationId: 'listLedgerEntries',
         tags: ['balance'],
@@ -66,15 +67,16 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
+      const { access } = request;
       const userId = request.params.id;
-      const record = await findUserRecordById(request.db, userId);
-      // The role rule comes before the 404: a customer learns nothing of other ids.
-      if (request.caller.role !== 'admin' && request.caller.id !== userId) throw forbidden();
-      const owner = request.caller.role === 'admin' ? record : record && record.deleted_at === null ? record : undefined;
-      if (!owner) throw notFound('user');
+      // A customer asking for another id is refused by the admission (403) before any 404. An
+      // admin (or a client with balance:read) still reads a deleted user's ledger; a user reading
+      // its own is, by being signed in, not deleted.
+      const [record] = await access.read(userRecordById, userId);
+      if (!record) throw notFound('user');
       return listPage(request.query, {
-        rows: (page) => listLedgerEntries(app.db, userId, page),
-        count: () => countLedgerEntries(app.db, userId),
+        rows: (page) => ledgerPage(access.db, userId, page).execute(),
+        count: () => countLedgerEntries(access.db, userId),
         toItem: toLedgerEntryResponse,
       });
     },

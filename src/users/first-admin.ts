@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/tables.js';
+import { inTransaction } from '../db/transaction.js';
+import { hashPassword } from '../sessions/passwords.js';
 import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import { anyAdminExists, findUserByEmail } from './user-repository.js';
 import type { MailSettings } from './account-emails.js';
@@ -24,7 +26,8 @@ export async function ensureFirstAdmin(
 ): Promise<void> {
   const email = options.email ?? 'admin@localhost';
   const password = options.password ?? randomBytes(18).toString('base64url');
-  const created = await db.transaction().execute(async (trx) => {
+  const passwordHash = await hashPassword(password);
+  const created = await inTransaction(db, async (trx) => {
     await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`.execute(trx);
     if (await anyAdminExists(trx)) {
       if (options.email) log.warn({ email: options.email }, 'an admin exists already; ADMIN_EMAIL and ADMIN_PASSWORD were not used');
@@ -34,7 +37,7 @@ export async function ensureFirstAdmin(
       log.warn({ email }, 'no admin exists and the bootstrap admin email belongs to another account; none created');
       return false;
     }
-    await createUser(trx, { email, password, name: 'Administrator', role: 'admin', emailVerified: true }, SERVICE_CONTEXT, mail);
+    await createUser(trx, { email, passwordHash, name: 'Administrator', role: 'admin', emailVerified: true }, SERVICE_CONTEXT, mail);
     return true;
   });
   if (!created) return;

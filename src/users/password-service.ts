@@ -1,43 +1,48 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Transaction } from 'kysely';
+import type { Database, UserRow } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
-import { inTransaction } from '../db/transaction.js';
-import { AppError, notFound, validationFailed } from '../http/errors.js';
+import { accountSuspended, notFound, validationFailed } from '../http/errors.js';
 import { hashPassword, verifyPassword } from '../sessions/passwords.js';
-import { endSessions } from '../sessions/session-repository.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
-import { findUserById, findUserByIdForUpdate, updateUser } from './user-repository.js';
+import { endEverySession } from './credential-changes.js';
+import { findUserByIdForUpdate, updateUser } from './user-repository.js';
+import { wrongPassword } from './user-service.js';
 
-const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
+/** A password change checked and hashed (argon2, outside any transaction), to apply. */
+export interface PreparedPasswordChange {
+  userId: string;
+  /** The hash the current password was checked against. */
+  checkedHash: string;
+  newHash: string;
+}
+
+/** The current password checked against the user as read, and the new one hashed. */
+export async function preparePasswordChange(user: UserRow, passwords: { current: string; next: string }): Promise<PreparedPasswordChange> {
+  if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();
+  if (passwords.next === passwords.current) throw validationFailed('/new_password', 'must differ from the current password');
+  return { userId: user.id, checkedHash: user.password_hash, newHash: await hashPassword(passwords.next) };
+}
 
 /**
- * Changes the password and ends every other session: the session version moves on (older
- * access tokens fail) and every refresh token is revoked; a fresh pair is returned.
+ * Changes the password: every session of the user ends (logins in flight included, see
+ * credential-changes.ts), reset links stop working, and a fresh pair in a new session is
+ * returned, the one session the change leaves.
  */
-export async function changePassword(
-  db: Kysely<Database>,
+export async function applyPasswordChange(
+  trx: Transaction<Database>,
+  change: PreparedPasswordChange,
   issuer: TokenIssuer,
-  userId: string,
-  passwords: { current: string; next: string },
   context: EventContext,
   client: ClientDetails,
 ): Promise<TokenPair> {
-  // Read before the transaction, which must not wait on the password hashing; over HTTP this read
-  // carries the caller check, so nothing is hashed for a caller who is refused.
-  const user = await findUserById(db, userId);
-  if (!user) throw notFound('user');
-  if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();
-  if (passwords.next === passwords.current) throw validationFailed('/new_password', 'must differ from the current password');
-  const newHash = await hashPassword(passwords.next);
-  return inTransaction(db, async (trx) => {
-    const locked = await findUserByIdForUpdate(trx, userId);
-    if (!locked) throw notFound('user');
-    // Hashing ran outside the lock; if the password changed meanwhile, the check above is void.
-    if (locked.password_hash !== user.password_hash) throw wrongPassword();
-    await updateUser(trx, userId, { password_hash: newHash });
-    await endSessions(trx, { userId });
-    await record(trx, { type: 'user.password_changed', subjectType: 'user', subjectId: userId, data: { sessions_ended: true } }, context);
-    return startSession(trx, issuer, userId, client);
-  });
+  const locked = await findUserByIdForUpdate(trx, change.userId);
+  if (!locked) throw notFound('user');
+  // The user may have been suspended, or the password changed, while the hashing ran.
+  if (locked.status !== 'active') throw accountSuspended();
+  if (locked.password_hash !== change.checkedHash) throw wrongPassword();
+  await updateUser(trx, change.userId, { password_hash: change.newHash });
+  await endEverySession(trx, change.userId);
+  await record(trx, { type: 'user.password_changed', subjectType: 'user', subjectId: change.userId, data: { sessions_ended: true } }, context);
+  return startSession(trx, issuer, change.userId, client);
 }

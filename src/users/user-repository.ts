@@ -1,17 +1,36 @@
 import { sql, type Kysely } from 'kysely';
 import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
-import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, NewUserRow, Role, UserRow, UserStatus, UserUpdate } from '../db/tables.js';
+import { callerRead } from '../sessions/caller-query.js';
 
-const userById = preparedQuery((db, id) => db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null));
+/** A user that is not deleted, beside the caller (the profile, a user's page). */
+export const userById = callerRead<UserRow, [string]>('users.byId', (db, id) => db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null));
 
-export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
-  return (await userById(db, id))[0];
+/** A user's row whether or not it was deleted (its ledger outlives it), beside the caller. */
+export const userRecordById = callerRead<UserRow, [string]>('users.recordById', (db, id) => db.selectFrom('users').selectAll().where('id', '=', id));
+
+/** A user that is not deleted, by id (for work outside a request's admission). */
+export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-/** A user's row whether or not it was deleted: its ledger outlives it. */
-export function findUserRecordById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+/** A user's row whether or not it was deleted (work outside a request's admission, an erasure). */
+export function findUserRecord(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Of these lower-cased addresses, those no live account other than `exceptUserId` holds now. */
+export async function addressesNobodyHolds(db: Kysely<Database>, addresses: string[], exceptUserId: string): Promise<string[]> {
+  if (addresses.length === 0) return [];
+  const held = await db
+    .selectFrom('users')
+    .select(sql<string>`lower(email)`.as('address'))
+    .where(sql<string>`lower(email)`, 'in', addresses)
+    .where('deleted_at', 'is', null)
+    .where('id', '!=', exceptUserId)
+    .execute();
+  const taken = new Set(held.map((row) => row.address));
+  return addresses.filter((address) => !taken.has(address));
 }
 
 export function findUserByIdForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
@@ -21,6 +40,16 @@ export function findUserByIdForUpdate(db: Kysely<Database>, id: string): Promise
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .forUpdate()
+    .executeTakeFirst();
+}
+
+/** What a login re-reads under a share lock before it starts a session (see login-service.ts). */
+export function lockUserForLogin(db: Kysely<Database>, id: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'status', 'password_hash', 'session_version', 'deleted_at'])
+    .where('id', '=', id)
+    .forShare()
     .executeTakeFirst();
 }
 
@@ -95,8 +124,8 @@ function filteredUsers(db: Kysely<Database>, filter: UserFilter) {
 }
 
 /** Newest first, keyset on (created_at, id), so concurrent inserts never shift a page. */
-export function listUsers(db: Kysely<Database>, filter: UserFilter, page: PageRequest): Promise<UserRow[]> {
-  return keysetPage(filteredUsers(db, filter).selectAll(), page, 'newest-first').execute();
+export function usersPage(db: Kysely<Database>, filter: UserFilter, page: PageRequest) {
+  return keysetPage(filteredUsers(db, filter).selectAll(), page, 'newest-first');
 }
 
 export function countUsers(db: Kysely<Database>, filter: UserFilter): Promise<number> {

@@ -1,21 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
-import { forbidden, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
+import { ADMIN, ANY_ROLE, STAFF } from '../sessions/access-rule.js';
+import type { Access } from '../sessions/admission.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
 import { clientOf } from '../sessions/token-pairs.js';
-import { changePassword } from './password-service.js';
-import { countUsers, findUserById, listUsers } from './user-repository.js';
+import { applyPasswordChange, preparePasswordChange } from './password-service.js';
+import { countUsers, userById, usersPage } from './user-repository.js';
 import { toUserResponse } from './user-response.js';
 import {
   ChangePasswordBody,
+  DeleteProfileBody,
   DeleteUserQuery,
   ListUsersQuery,
   ProfileBody,
@@ -24,11 +27,19 @@ import {
   StatusBody,
   UserSchema,
 } from './user-schemas.js';
-import { changeRole, changeStatus, deleteUser, patchProfile, replaceProfile, type AdminAction } from './user-service.js';
+import { applyProfileChange, changeRole, changeStatus, checkPatch, checkReplacement, deleteOwnAccount, deleteUser, wrongPassword, type AdminAction } from './user-service.js';
+import { verifyPassword } from '../sessions/passwords.js';
 
-const STAFF = ['manager', 'admin'] as const;
-const ADMIN = ['admin'] as const;
 const UserReply = Type.Ref(UserSchema);
+/** The caller's own account: any user, never an API client. */
+const OWN_ACCOUNT = { roles: ANY_ROLE } as const;
+
+/** The caller's own user row, read beside its admission. */
+async function ownUser(access: Access): Promise<UserRow> {
+  const [user] = await access.read(userById, access.ownUserId);
+  if (!user) throw notFound('user');
+  return user;
+}
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { currency } = app.config;
@@ -41,7 +52,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/profile',
     {
-      config: { checksCallerWithData: true },
+      // Open to a user who must add a second factor first: the console needs to know who it is.
+      config: { access: { ...OWN_ACCOUNT, duringEnrolment: true } },
       schema: {
         operationId: 'getProfile',
         tags: ['users'],
@@ -49,53 +61,93 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(UserReply, 'The caller.'), 304: notModifiedReply, ...problemResponses(401, 403) },
       },
     },
-    async (request, reply) => {
-      const user = await findUserById(request.db, request.identity.userId);
-      if (!user) throw notFound('user');
-      return userReply(reply, user);
-    },
+    async (request, reply) => userReply(reply, await ownUser(request.access)),
   );
 
   app.put(
     '/profile',
     {
-      config: { checksCallerWithData: true },
+      config: { access: OWN_ACCOUNT },
       schema: {
         operationId: 'replaceProfile',
         tags: ['users'],
         summary: "Replace the caller's name, email and phone",
-        description: 'A missing `phone` becomes null. Any other field (role, status, balance…) is a 400.',
+        description:
+          'A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of ' +
+          'letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new ' +
+          'address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in ' +
+          '24 hours (429). A body that keeps the email may carry `current_password`, which must then be right.',
         headers: IfMatchHeaders,
         body: ProfileBody,
-        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415, 429) },
       },
     },
-    async (request, reply) =>
-      userReply(reply, await replaceProfile(request.db, request.identity.userId, request.headers['if-match'], request.body, contextOf(request), app.config)),
+    async (request, reply) => {
+      const { access } = request;
+      const { current_password: currentPassword, ...fields } = request.body;
+      // Read first, with the admission: no password is verified for a refused caller, and argon2 holds no transaction.
+      const checked = await checkReplacement(await ownUser(access), { fields, currentPassword });
+      const work = { mail: app.accountMail, context: contextOf(request) };
+      return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
+    },
   );
 
   app.patch(
     '/profile',
     {
-      config: { checksCallerWithData: true },
+      config: { access: OWN_ACCOUNT },
       schema: {
         operationId: 'patchProfile',
         tags: ['users'],
         summary: "Change some of the caller's name, email and phone (JSON merge patch)",
-        description: 'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version.',
+        description:
+          'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. ' +
+          'Changing `email` needs `current_password`, as for PUT.',
         headers: IfMatchHeaders,
         body: ProfilePatchBody,
-        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+        response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415, 429) },
       },
     },
-    async (request, reply) =>
-      userReply(reply, await patchProfile(request.db, request.identity.userId, request.headers['if-match'], request.body, contextOf(request), app.config)),
+    async (request, reply) => {
+      const { access } = request;
+      const { current_password: currentPassword, ...fields } = request.body;
+      const checked = await checkPatch(await ownUser(access), { fields, currentPassword });
+      const work = { mail: app.accountMail, context: contextOf(request) };
+      return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
+    },
+  );
+
+  app.delete(
+    '/profile',
+    {
+      config: { access: { ...OWN_ACCOUNT, stepUp: true } },
+      schema: {
+        operationId: 'deleteProfile',
+        tags: ['users', 'privacy'],
+        summary: "Delete the caller's own account",
+        description:
+          'Needs the current `password` (403 `wrong_password`). The account is deleted as an admin\'s DELETE /api/users/{id} ' +
+          'would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after ' +
+          '`DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin.',
+        headers: IfMatchHeaders,
+        body: DeleteProfileBody,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { access } = request;
+      const user = await ownUser(access);
+      // argon2 runs before the transaction; the deletion checks that the hash it verified is still the account's.
+      if (!(await verifyPassword(user.password_hash, request.body.password))) throw wrongPassword();
+      await access.transaction((trx) => deleteOwnAccount(trx, user.id, request.headers['if-match'], user.password_hash, contextOf(request)));
+      return reply.code(204).send(null);
+    },
   );
 
   app.put(
     '/change-password',
     {
-      config: { noStore: true, checksCallerWithData: true },
+      config: { noStore: true, access: { ...OWN_ACCOUNT, stepUp: true } },
       schema: {
         operationId: 'changePassword',
         tags: ['users'],
@@ -107,17 +159,17 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
     },
-    async (request) =>
-      changePassword(request.db, app.tokenIssuer, request.identity.userId, {
-        current: request.body.current_password,
-        next: request.body.new_password,
-      }, contextOf(request), clientOf(request)),
+    async (request) => {
+      const { access } = request;
+      const change = await preparePasswordChange(await ownUser(access), { current: request.body.current_password, next: request.body.new_password });
+      return access.transaction((trx) => applyPasswordChange(trx, change, app.tokenIssuer, contextOf(request), clientOf(request)));
+    },
   );
 
   app.get(
     '',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: { roles: STAFF, scope: 'users:read' } },
       schema: {
         operationId: 'listUsers',
         tags: ['users'],
@@ -131,8 +183,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { q, role, status, email_verified } = request.query;
       const filter = { q, role, status, email_verified };
       return listPage(request.query, {
-        rows: (page) => listUsers(request.db, filter, page),
-        count: () => countUsers(app.db, filter),
+        rows: (page) => request.access.readPage((db) => usersPage(db, filter, page)),
+        count: () => countUsers(request.access.db, filter),
         toItem: (row) => toUserResponse(row, currency),
       });
     },
@@ -141,7 +193,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { checksCallerWithData: true },
+      config: { access: { roles: STAFF, orSelf: 'id', scope: 'users:read' } },
       schema: {
         operationId: 'getUser',
         tags: ['users'],
@@ -151,10 +203,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const id = request.params.id;
-      const user = await findUserById(request.db, id);
-      // The role rule comes before the 404: a customer learns nothing of other ids.
-      if (request.caller.role === 'user' && request.caller.id !== id) throw forbidden();
+      // A customer asking for another id is refused by the admission (403) before any 404.
+      const [user] = await request.access.read(userById, request.params.id);
       if (!user) throw notFound('user');
       return userReply(reply, user);
     },
@@ -163,7 +213,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id',
     {
-      config: { roles: ADMIN, checksCallerWithData: true },
+      config: { access: { roles: ADMIN, scope: 'users:write', stepUp: true } },
       schema: {
         operationId: 'deleteUser',
         tags: ['users'],
@@ -178,12 +228,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteUser(request.db, {
-        targetId: request.params.id,
-        ifMatch: request.headers['if-match'],
-        reason: request.query.reason,
-        context: contextOf(request),
-      });
+      const action = { targetId: request.params.id, ifMatch: request.headers['if-match'], reason: request.query.reason };
+      await request.access.transaction((trx) => deleteUser(trx, { ...action, context: contextOf(request) }));
       return reply.code(204).send(null);
     },
   );
@@ -193,12 +239,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     field: 'role' | 'status',
     body: typeof RoleBody | typeof StatusBody,
     texts: { operationId: string; summary: string; description: string },
-    change: (db: Kysely<Database>, action: AdminAction, value: string) => Promise<UserRow>,
+    change: (trx: Transaction<Database>, action: AdminAction, value: string) => Promise<UserRow>,
   ) =>
     app.put(
       `/:id/${field}`,
       {
-        config: { roles: ADMIN, checksCallerWithData: true },
+        config: { access: { roles: ADMIN, scope: 'users:write', stepUp: true } },
         schema: {
           ...texts,
           tags: ['users'],
@@ -210,8 +256,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request, reply) => {
         const body = request.body as Record<string, string>;
-        const action = { targetId: request.params.id, ifMatch: request.headers['if-match'], reason: body.reason, context: contextOf(request) };
-        return userReply(reply, await change(request.db, action, body[field]!));
+        const action = { targetId: request.params.id, ifMatch: request.headers['if-match'], reason: body.reason };
+        return userReply(reply, await request.access.transaction((trx) => change(trx, { ...action, context: contextOf(request) }, body[field]!)));
       },
     );
 
@@ -219,7 +265,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     'role',
     RoleBody,
     { operationId: 'changeRole', summary: "Change a user's role (admin)", description: 'Refused with 409 `last_admin` when it would leave no active admin.' },
-    (db, action, value) => changeRole(db, action, value as Role),
+    (trx, action, value) => changeRole(trx, action, value as Role),
   );
   adminChange(
     'status',
@@ -231,6 +277,6 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         "A suspension ends every session of the user: its tokens get 403 `account_suspended` while it lasts, and 401 after. " +
         'Refused with 409 `last_admin` when it would leave no active admin.',
     },
-    (db, action, value) => changeStatus(db, action, value as UserStatus),
+    (trx, action, value) => changeStatus(trx, action, value as UserStatus),
   );
 };

@@ -59,21 +59,28 @@ export const UserSchema = Type.Object(
 );
 export type UserResponse = Static<typeof UserSchema>;
 
+const CurrentPassword = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'The caller\'s password: required when `email` changes; when sent, it must be right (403 `wrong_password`).',
+});
+
 export const ProfileBody = Type.Object(
-  { name: PersonName, email: Email, phone: Type.Optional(Phone) },
+  { name: PersonName, email: Email, phone: Type.Optional(Phone), current_password: Type.Optional(CurrentPassword) },
   {
     additionalProperties: false,
-    description: 'Replaces the three fields; a missing `phone` becomes null.',
+    description: 'Replaces the three fields; a missing `phone` becomes null. A new `email` needs `current_password`.',
     examples: [{ name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0958' }],
   },
 );
 
 export const ProfilePatchBody = Type.Object(
-  { name: Type.Optional(PersonName), email: Type.Optional(Email), phone: Type.Optional(Phone) },
+  { name: Type.Optional(PersonName), email: Type.Optional(Email), phone: Type.Optional(Phone), current_password: Type.Optional(CurrentPassword) },
   {
     additionalProperties: false,
-    description: 'JSON merge patch (RFC 7396): fields left out stay; `phone: null` clears the phone. `{}` changes nothing.',
-    examples: [{ phone: null }],
+    description:
+      'JSON merge patch (RFC 7396): fields left out stay; `phone: null` clears the phone. `{}` changes nothing. A new `email` needs `current_password`.',
+    examples: [{ phone: null }, { email: 'ada.lovelace@example.com', current_password: 'correct-horse-battery' }],
   },
 );
 
@@ -104,6 +111,11 @@ export const StatusBody = Type.Object(
   { status: StatusSchema, reason: Type.Optional(Reason) },
   { additionalProperties: false, examples: [{ status: 'suspended', reason: 'Chargeback under review' }] },
 );
+export const DeleteProfileBody = Type.Object(
+  { password: Type.String({ minLength: 1, maxLength: 1024, description: "The caller's current password." }) },
+  { additionalProperties: false, examples: [{ password: 'correct-horse-battery' }] },
+);
+
 export const DeleteUserQuery = Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false });
 
 export const EmailBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false, examples: [{ email: 'ada@example.com' }] });

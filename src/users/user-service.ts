@@ -2,18 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
-import { inTransaction } from '../db/transaction.js';
-import { AppError } from '../http/errors.js';
+import { AppError, validationFailed } from '../http/errors.js';
 import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
-import { queueVerificationMail, type MailSettings } from './account-emails.js';
+import { queueEmailChangedNotice, queueVerificationMail, type MailSettings } from './account-emails.js';
 import { lockForWrite } from '../http/preconditions.js';
-import { hashPassword } from '../sessions/passwords.js';
-import { endSessions } from '../sessions/session-repository.js';
+import { verifyPassword } from '../sessions/passwords.js';
+import { countEmailChange } from './account-limit-service.js';
+import { spendAccountTokens } from './account-token-repository.js';
+import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
+export const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
+const passwordNeeded = () => validationFailed('/current_password', 'is required to change the email address');
 
 /** The database's unique index on lower(email) is the rule; this names it for the client. */
 async function translatingEmailConflict<T>(write: () => Promise<T>): Promise<T> {
@@ -31,7 +34,8 @@ export interface NewUser {
   /** True for the first admin, whose address the operator gave; anyone else gets a verification mail. */
   emailVerified?: boolean;
   email: string;
-  password: string;
+  /** argon2id, hashed before the transaction (passwords.ts). */
+  passwordHash: string;
   name: string;
   phone?: string | null | undefined;
   role: Role;
@@ -41,8 +45,10 @@ const PROFILE_FIELDS = ['email', 'email_verified', 'name', 'phone'] as const;
 const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.email_verified, name: user.name, phone: user.phone });
 
 /**
- * Writes a profile change; a new email address is unverified until its owner follows the link
- * sent to it (and links sent to the old one stop working).
+ * Writes a profile change. A new email address (a change of letter case included) is
+ * unverified until its owner follows the link sent to it; links sent before stop working,
+ * reset links too, and the address the account leaves gets a notice. At most 5 email changes
+ * in 24 hours (429; a refused change does not count).
  */
 async function writeProfile(
   trx: Kysely<Database>,
@@ -51,35 +57,37 @@ async function writeProfile(
   mail: MailSettings,
   context: EventContext,
 ): Promise<UserRow> {
-  const emailChanged = next.email.toLowerCase() !== current.email.toLowerCase();
+  const emailChanged = next.email !== current.email;
+  if (emailChanged) await countEmailChange(trx, current.id);
   const updated = await updateUser(trx, current.id, { ...next, ...(emailChanged ? { email_verified: false } : {}) });
-  if (emailChanged) await queueVerificationMail(trx, mail, updated);
+  if (emailChanged) {
+    await spendAccountTokens(trx, current.id, 'password_reset');
+    await queueVerificationMail(trx, mail, updated);
+    await queueEmailChangedNotice(trx, current.email, updated.email);
+  }
   return recordProfileChange(trx, current, updated, context);
 }
 
-/** Every account starts here: registration and the first admin alike. */
-export async function createUser(db: Kysely<Database>, user: NewUser, context: EventContext, mail: MailSettings): Promise<UserRow> {
-  const passwordHash = await hashPassword(user.password);
+/** Every account starts here: registration and the first admin alike (the password hashed before, outside any transaction). */
+export function createUser(trx: Transaction<Database>, user: NewUser, context: EventContext, mail: MailSettings): Promise<UserRow> {
   const now = new Date();
-  return translatingEmailConflict(() =>
-    inTransaction(db, async (trx) => {
-      const created = await insertUser(trx, {
-        id: user.id ?? randomUUID(),
-        email: user.email,
-        name: user.name,
-        phone: user.phone ?? null,
-        role: user.role,
-        status: 'active',
-        password_hash: passwordHash,
-        email_verified: user.emailVerified ?? false,
-        created_at: now,
-        updated_at: now,
-      });
-      await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
-      if (!created.email_verified) await queueVerificationMail(trx, mail, created);
-      return created;
-    }),
-  );
+  return translatingEmailConflict(async () => {
+    const created = await insertUser(trx, {
+      id: user.id ?? randomUUID(),
+      email: user.email,
+      name: user.name,
+      phone: user.phone ?? null,
+      role: user.role,
+      status: 'active',
+      password_hash: user.passwordHash,
+      email_verified: user.emailVerified ?? false,
+      created_at: now,
+      updated_at: now,
+    });
+    await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
+    if (!created.email_verified) await queueVerificationMail(trx, mail, created);
+    return created;
+  });
 }
 
 const userEvent = (type: EventType, user: UserRow, data: Record<string, unknown>): NewEvent => ({
@@ -95,50 +103,62 @@ async function recordProfileChange(trx: Kysely<Database>, before: UserRow, after
   return after;
 }
 
-export function replaceProfile(
-  db: Kysely<Database>,
-  userId: string,
-  ifMatch: string | undefined,
-  profile: { name: string; email: string; phone?: string | null | undefined },
-  context: EventContext,
-  mail: MailSettings,
-): Promise<UserRow> {
-  return onLockedUser(db, userId, ifMatch, (trx, current) =>
-    writeProfile(trx, current, { name: profile.name, email: profile.email, phone: profile.phone ?? null }, mail, context),
-  );
+/** A profile change as the caller sent it: the fields, and the password that allows an email change. */
+export interface ProfileChange<Fields> {
+  fields: Fields;
+  currentPassword: string | undefined;
 }
 
-/** Runs a profile change on the locked row, after If-Match; a taken email is 409 `email_taken`. */
-function onLockedUser(
-  db: Kysely<Database>,
-  userId: string,
-  ifMatch: string | undefined,
-  work: (trx: Transaction<Database>, current: UserRow) => Promise<UserRow>,
-): Promise<UserRow> {
-  return translatingEmailConflict(() =>
-    inTransaction(db, async (trx) => work(trx, await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user'))),
-  );
+/** A profile change whose password (when sent) was checked against the hash the user had when read. */
+export interface CheckedProfileChange {
+  nextOf: (current: UserRow) => { name: string; email: string; phone: string | null };
+  /** The hash the password was checked against; undefined when none was sent. */
+  checkedHash: string | undefined;
 }
 
-/** A merge patch of the profile; a patch that changes nothing writes nothing (the version stays). */
-export function patchProfile(
-  db: Kysely<Database>,
-  userId: string,
-  ifMatch: string | undefined,
-  patch: { name?: string; email?: string; phone?: string | null },
-  context: EventContext,
-  mail: MailSettings,
-): Promise<UserRow> {
-  return onLockedUser(db, userId, ifMatch, async (trx, current) => {
-      const profile = mergePatch({ name: current.name, email: current.email, phone: current.phone }, patch) as {
-        name: string;
-        email: string;
-        phone?: string;
-      };
-      const next = { name: profile.name, email: profile.email, phone: profile.phone ?? null };
-      if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
-      return writeProfile(trx, current, next, mail, context);
+/**
+ * The check of a profile change that needs argon2, outside any transaction: the current
+ * password, when sent, must be right, and must be sent when the email changes.
+ */
+async function checkProfileChange(read: UserRow, currentPassword: string | undefined, nextOf: CheckedProfileChange['nextOf']): Promise<CheckedProfileChange> {
+  if (currentPassword !== undefined && !(await verifyPassword(read.password_hash, currentPassword))) throw wrongPassword();
+  if (currentPassword === undefined && nextOf(read).email !== read.email) throw passwordNeeded();
+  return { nextOf, checkedHash: currentPassword === undefined ? undefined : read.password_hash };
+}
+
+export function checkReplacement(read: UserRow, change: ProfileChange<{ name: string; email: string; phone?: string | null | undefined }>): Promise<CheckedProfileChange> {
+  const { fields } = change;
+  return checkProfileChange(read, change.currentPassword, () => ({ name: fields.name, email: fields.email, phone: fields.phone ?? null }));
+}
+
+export function checkPatch(read: UserRow, change: ProfileChange<{ name?: string; email?: string; phone?: string | null }>): Promise<CheckedProfileChange> {
+  return checkProfileChange(read, change.currentPassword, (current) => {
+    const profile = mergePatch({ name: current.name, email: current.email, phone: current.phone }, change.fields) as { name: string; email: string; phone?: string };
+    return { name: profile.name, email: profile.email, phone: profile.phone ?? null };
   });
+}
+
+/**
+ * Applies a checked profile change under the row lock, worked out again from the row as it now
+ * is: an email change still needs a password checked against the hash the row still has. A
+ * change that changes nothing writes nothing (the version stays).
+ */
+export async function applyProfileChange(
+  trx: Transaction<Database>,
+  userId: string,
+  ifMatch: string | undefined,
+  change: CheckedProfileChange,
+  work: { mail: MailSettings; context: EventContext },
+): Promise<UserRow> {
+  const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
+  const next = change.nextOf(current);
+  if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
+  if (next.email !== current.email) {
+    if (change.checkedHash === undefined) throw passwordNeeded();
+    // The password was checked against the hash read before; a password changed since voids that check.
+    if (current.password_hash !== change.checkedHash) throw wrongPassword();
+  }
+  return translatingEmailConflict(() => writeProfile(trx, current, next, work.mail, work.context));
 }
 
 const isActiveAdmin = (user: UserRow) => user.role === 'admin' && user.status === 'active';
@@ -148,23 +168,21 @@ const isActiveAdmin = (user: UserRow) => user.role === 'admin' && user.status ==
  * the target together, in id order, and refuses with `last_admin` when no other active
  * admin would remain.
  */
-function guardedAdminChange(
-  db: Kysely<Database>,
+async function guardedAdminChange(
+  trx: Transaction<Database>,
   targetId: string,
   ifMatch: string | undefined,
   stillActiveAdminAfter: (target: UserRow) => boolean,
   write: (trx: Transaction<Database>, target: UserRow) => Promise<UserRow>,
 ): Promise<UserRow> {
-  return inTransaction(db, async (trx) => {
-    const activeAdminIds = await lockActiveAdminsAndTarget(trx, targetId);
-    // Already locked by the statement above; read in full under that lock.
-    const target = await lockForWrite(() => findUserByIdForUpdate(trx, targetId), ifMatch, 'user');
-    const losesAdmin = isActiveAdmin(target) && !stillActiveAdminAfter(target);
-    if (losesAdmin && activeAdminIds.filter((id) => id !== target.id).length === 0) {
-      throw new AppError('last_admin', 'This would leave the service without an active admin.');
-    }
-    return write(trx, target);
-  });
+  const activeAdminIds = await lockActiveAdminsAndTarget(trx, targetId);
+  // Already locked by the statement above; read in full under that lock.
+  const target = await lockForWrite(() => findUserByIdForUpdate(trx, targetId), ifMatch, 'user');
+  const losesAdmin = isActiveAdmin(target) && !stillActiveAdminAfter(target);
+  if (losesAdmin && activeAdminIds.filter((id) => id !== target.id).length === 0) {
+    throw new AppError('last_admin', 'This would leave the service without an active admin.');
+  }
+  return write(trx, target);
 }
 
 /** An admin action on one user, with its optional reason, recorded with the change. */
@@ -177,19 +195,19 @@ export interface AdminAction {
 
 const withReason = (data: Record<string, unknown>, reason: string | undefined) => (reason ? { ...data, reason } : data);
 
-export function changeRole(db: Kysely<Database>, action: AdminAction, role: Role) {
-  return guardedAdminChange(db, action.targetId, action.ifMatch, () => role === 'admin', async (trx, target) => {
+export function changeRole(trx: Transaction<Database>, action: AdminAction, role: Role) {
+  return guardedAdminChange(trx, action.targetId, action.ifMatch, () => role === 'admin', async (trx, target) => {
     const updated = await updateUser(trx, target.id, { role });
     await record(trx, userEvent('user.role_changed', updated, withReason(changedFields(target, updated, ['role']), action.reason)), action.context);
     return updated;
   });
 }
 
-export function changeStatus(db: Kysely<Database>, action: AdminAction, status: UserStatus) {
-  return guardedAdminChange(db, action.targetId, action.ifMatch, () => status === 'active', async (trx, target) => {
+export function changeStatus(trx: Transaction<Database>, action: AdminAction, status: UserStatus) {
+  return guardedAdminChange(trx, action.targetId, action.ifMatch, () => status === 'active', async (trx, target) => {
     const suspends = status === 'suspended' && target.status !== 'suspended';
     // Suspension ends every session: reactivation does not bring old tokens back.
-    if (suspends) await endSessions(trx, { userId: target.id });
+    if (suspends) await endEverySession(trx, target.id);
     const updated = await updateUser(trx, target.id, { status });
     const data = withReason({ ...changedFields(target, updated, ['status']), ...(suspends ? { sessions_ended: true } : {}) }, action.reason);
     await record(trx, userEvent('user.status_changed', updated, data), action.context);
@@ -198,10 +216,26 @@ export function changeStatus(db: Kysely<Database>, action: AdminAction, status: 
 }
 
 /** Soft delete: the row and its ledger stay; the email is free again and every token dies. */
-export async function deleteUser(db: Kysely<Database>, action: AdminAction): Promise<void> {
-  await guardedAdminChange(db, action.targetId, action.ifMatch, () => false, async (trx, target) => {
+export function deleteUser(trx: Transaction<Database>, action: AdminAction): Promise<void> {
+  return removeUser(trx, action, () => undefined);
+}
+
+/**
+ * The owner's deletion of their own account, as an admin's would be (the last-admin rule too),
+ * once the password, checked before against `checkedHash` (argon2 holds no transaction), is
+ * still the account's.
+ */
+export function deleteOwnAccount(trx: Transaction<Database>, userId: string, ifMatch: string | undefined, checkedHash: string, context: EventContext): Promise<void> {
+  return removeUser(trx, { targetId: userId, ifMatch, reason: undefined, context }, (target) => {
+    if (target.password_hash !== checkedHash) throw wrongPassword();
+  });
+}
+
+async function removeUser(trx: Transaction<Database>, action: AdminAction, check: (target: UserRow) => void): Promise<void> {
+  await guardedAdminChange(trx, action.targetId, action.ifMatch, () => false, async (trx, target) => {
+    check(target);
     const deleted = await updateUser(trx, target.id, { deleted_at: new Date() });
-    await endSessions(trx, { userId: target.id });
+    await endEverySession(trx, target.id);
     await record(trx, userEvent('user.deleted', deleted, withReason({ before: profileOf(target), sessions_ended: true }, action.reason)), action.context);
     return deleted;
   });

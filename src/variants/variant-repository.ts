@@ -1,46 +1,45 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { containsPattern, countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
-import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, VariantRow } from '../db/tables.js';
+import { callerRead } from '../sessions/caller-query.js';
 
+/** The fields of a variant a client sets; `stock` is inventory's (inventory/stock-service.ts). */
 export interface VariantFields {
   product_id: string;
   sku: string;
   name: string;
   price: number;
-  stock: number;
   attributes: Record<string, string>;
 }
 
-const variantById = preparedQuery((db, id) => db.selectFrom('variants').selectAll().where('id', '=', id));
+/** A variant by id, beside the caller: the hottest read of the service (queries/variants.sql). */
+export const variantById = callerRead<VariantRow, [string]>('variants.byId', (db, id) => db.selectFrom('variants').selectAll().where('id', '=', id));
 
-export async function findVariantById(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
-  return (await variantById(db, id))[0];
+/** A variant by SKU in any case, beside the caller; uses the unique index on lower(sku). */
+export const variantBySku = callerRead<VariantRow, [string]>('variants.bySku', (db, lowerCaseSku) => db.selectFrom('variants').selectAll().where(sql<string>`lower(sku)`, '=', lowerCaseSku));
+
+export function findVariantById(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
+  return db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function findVariantByIdForUpdate(db: Kysely<Database>, id: string): Promise<VariantRow | undefined> {
-  return db.selectFrom('variants').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+export function findVariantByIdForUpdate(trx: Transaction<Database>, id: string): Promise<VariantRow | undefined> {
+  return trx.selectFrom('variants').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-const variantBySku = preparedQuery((db, lowerCaseSku) => db.selectFrom('variants').selectAll().where(sql<string>`lower(sku)`, '=', lowerCaseSku));
-
-/** Uses the unique index on lower(sku). */
-export async function findVariantBySku(db: Kysely<Database>, sku: string): Promise<VariantRow | undefined> {
-  return (await variantBySku(db, sku.toLowerCase()))[0];
-}
-
-export function insertVariant(db: Kysely<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
+/** A new variant, with no stock yet: inventory opens it (openStock). */
+export function insertVariant(trx: Transaction<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
   const now = new Date();
-  return db
+  return trx
     .insertInto('variants')
-    .values({ id, ...fields, attributes: JSON.stringify(fields.attributes), created_at: now, updated_at: now })
+    .values({ id, ...fields, stock: 0, attributes: JSON.stringify(fields.attributes), created_at: now, updated_at: now })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export function replaceVariant(db: Kysely<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
-  return db
+/** Replaces the variant's own fields; the version moves on. */
+export function replaceVariantFields(trx: Transaction<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
+  return trx
     .updateTable('variants')
     .set({ ...fields, attributes: JSON.stringify(fields.attributes), version: sql`version + 1`, updated_at: new Date() })
     .where('id', '=', id)
@@ -48,13 +47,61 @@ export function replaceVariant(db: Kysely<Database>, id: string, fields: Variant
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteVariant(db: Kysely<Database>, id: string): Promise<void> {
-  await db.deleteFrom('variants').where('id', '=', id).execute();
+/** The variants with these SKUs (lower-cased), locked for an import's batch. */
+export function lockVariantsBySku(trx: Transaction<Database>, lowerCaseSkus: string[]): Promise<VariantRow[]> {
+  if (lowerCaseSkus.length === 0) return Promise.resolve([]);
+  return trx.selectFrom('variants').selectAll().where(sql<boolean>`lower(sku) = any(${lowerCaseSkus}::text[])`).orderBy('id').forUpdate().execute();
 }
 
-/** Oldest first, keyset on (created_at, id), served by the (product_id, created_at, id) index. */
-export function listVariantsOfProduct(db: Kysely<Database>, productId: string, page: PageRequest): Promise<VariantRow[]> {
-  return keysetPage(db.selectFrom('variants').selectAll().where('product_id', '=', productId), page, 'oldest-first').execute();
+/** The ids of these variants that exist (an import's create with a chosen id). */
+export async function existingVariantIds(trx: Transaction<Database>, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await trx.selectFrom('variants').select('id').where(sql<boolean>`id = any(${ids}::uuid[])`).execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * For each (product, attributes) asked, by its position in `wanted`, the id of the variant that
+ * has them: the rule of variants_attributes_unique, asked of a whole batch in one statement.
+ */
+export async function variantsWithAttributes(trx: Transaction<Database>, wanted: { productId: string; attributes: Record<string, string> }[]): Promise<Map<number, string>> {
+  if (wanted.length === 0) return new Map();
+  // One probe of variants_attributes_unique per row asked: `limit 1` keeps the planner from turning it
+  // into a hash join, which would hash every variant's attributes for each batch.
+  const rows = await sql<{ id: string; position: string }>`
+    select holder.id, asked.position
+    from unnest(${wanted.map((item) => item.productId)}::text[], ${wanted.map((item) => JSON.stringify(item.attributes))}::jsonb[]) with ordinality as asked (product_id, attributes, position)
+    cross join lateral (
+      select variants.id from variants
+      where variants.product_id = asked.product_id and md5(variants.attributes::text) = md5(asked.attributes::text)
+      limit 1
+    ) as holder`.execute(trx);
+  return new Map(rows.rows.map((row) => [Number(row.position) - 1, row.id]));
+}
+
+/**
+ * New variants, with no stock yet (inventory opens it): one statement for a whole batch, its
+ * values as one array a column (a multi-row VALUES of thousands of parameters costs PostgreSQL
+ * more to parse than the rows cost to write).
+ */
+export async function insertVariants(trx: Transaction<Database>, variants: (VariantFields & { id: string })[]): Promise<void> {
+  if (variants.length === 0) return;
+  const now = new Date();
+  await sql`
+    insert into variants (id, product_id, sku, name, price, attributes, stock, created_at, updated_at)
+    select id, product_id, sku, name, price, attributes, 0, ${now}, ${now}
+    from unnest(${variants.map((variant) => variant.id)}::uuid[], ${variants.map((variant) => variant.product_id)}::text[], ${variants.map((variant) => variant.sku)}::text[],
+                ${variants.map((variant) => variant.name)}::text[], ${variants.map((variant) => variant.price)}::bigint[], ${variants.map((variant) => JSON.stringify(variant.attributes))}::jsonb[])
+      as created (id, product_id, sku, name, price, attributes)`.execute(trx);
+}
+
+export async function deleteVariant(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx.deleteFrom('variants').where('id', '=', id).execute();
+}
+
+/** A product's variants, oldest first, keyset on (created_at, id) by the (product_id, created_at, id) index. */
+export function variantsOfProductPage(db: Kysely<Database>, productId: string, page: PageRequest) {
+  return keysetPage(db.selectFrom('variants').selectAll().where('product_id', '=', productId), page, 'oldest-first');
 }
 
 export function countVariantsOfProduct(db: Kysely<Database>, productId: string): Promise<number> {
@@ -79,8 +126,22 @@ function filteredVariants(db: Kysely<Database>, filter: VariantFilter) {
 }
 
 /** Newest first; `q` is served by trigram indexes where PostgreSQL has pg_trgm. */
-export function listVariants(db: Kysely<Database>, filter: VariantFilter, page: PageRequest): Promise<VariantRow[]> {
-  return keysetPage(filteredVariants(db, filter).selectAll(), page, 'newest-first').execute();
+export function variantsPage(db: Kysely<Database>, filter: VariantFilter, page: PageRequest) {
+  return keysetPage(filteredVariants(db, filter).selectAll(), page, 'newest-first');
+}
+
+/** Oldest first, a page at a time: an export (the same filters as the list). */
+export function variantsOldestFirstPage(db: Kysely<Database>, filter: VariantFilter, page: PageRequest): Promise<VariantRow[]> {
+  return keysetPage(filteredVariants(db, filter).selectAll(), page, 'oldest-first').execute();
+}
+
+/** Every attribute key the filtered variants use, sorted: an export's CSV columns. */
+export async function attributeKeysOf(db: Kysely<Database>, filter: VariantFilter): Promise<string[]> {
+  const rows = await filteredVariants(db, filter)
+    .select(sql<string>`jsonb_object_keys(attributes)`.as('key'))
+    .distinct()
+    .execute();
+  return rows.map((row) => row.key).sort();
 }
 
 export function countVariants(db: Kysely<Database>, filter: VariantFilter): Promise<number> {

@@ -8,7 +8,8 @@ import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
-import { countVariants, countVariantsOfProduct, findVariantById, findVariantBySku, listVariants, listVariantsOfProduct } from './variant-repository.js';
+import { ANY_ROLE, STAFF } from '../sessions/access-rule.js';
+import { countVariants, countVariantsOfProduct, variantById, variantBySku, variantsOfProductPage, variantsPage } from './variant-repository.js';
 import { toVariantResponse } from './variant-response.js';
 import {
   BatchBody,
@@ -22,7 +23,10 @@ import {
 } from './variant-schemas.js';
 import { createVariant, patchVariant, removeVariant, runBatch, updateVariant } from './variant-service.js';
 
-const STAFF = ['manager', 'admin'] as const;
+/** Anyone signed in reads the catalogue; clients with `variants:read`. */
+const READERS = { roles: ANY_ROLE, scope: 'variants:read' } as const;
+/** Managers and admins change it; clients with `variants:write`. */
+const WRITERS = { roles: STAFF, scope: 'variants:write' } as const;
 const VariantReply = Type.Ref(VariantSchema);
 const BATCH_BODY_LIMIT = 256 * 1024;
 
@@ -41,7 +45,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '',
     {
-      config: { checksCallerWithData: true },
+      config: { access: READERS },
       schema: {
         operationId: 'listVariants',
         tags: ['variants'],
@@ -55,8 +59,8 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { q, product_id, in_stock } = request.query;
       const filter = { q, product_id, in_stock };
       return listPage(request.query, {
-        rows: (page) => listVariants(request.db, filter, page),
-        count: () => countVariants(app.db, filter),
+        rows: (page) => request.access.readPage((db) => variantsPage(db, filter, page)),
+        count: () => countVariants(request.access.db, filter),
         toItem: (row) => toVariantResponse(row, currency),
       });
     },
@@ -65,7 +69,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       schema: {
         operationId: 'createVariant',
         tags: ['variants'],
@@ -75,13 +79,13 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(request.db, undefined, request.body, contextOf(request))),
+    async (request, reply) => created(reply, await request.access.transaction((trx) => createVariant(trx, undefined, request.body, contextOf(request)))),
   );
 
   app.post(
     '/batch',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       bodyLimit: BATCH_BODY_LIMIT,
       schema: {
         operationId: 'batchVariants',
@@ -96,7 +100,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const results = await runBatch(request.db, request.body.operations, contextOf(request));
+      const results = await request.access.transaction((trx) => runBatch(trx, request.body.operations, contextOf(request)));
       return {
         results: results.map(({ variant, ...result }) => ({ ...result, ...(variant ? { variant: toVariantResponse(variant, currency) } : {}) })),
       };
@@ -106,7 +110,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/product/:product_id',
     {
-      config: { checksCallerWithData: true },
+      config: { access: READERS },
       schema: {
         operationId: 'listProductVariants',
         tags: ['variants'],
@@ -120,8 +124,8 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { product_id: productId } = request.params;
       return listPage(request.query, {
-        rows: (page) => listVariantsOfProduct(request.db, productId, page),
-        count: () => countVariantsOfProduct(app.db, productId),
+        rows: (page) => request.access.readPage((db) => variantsOfProductPage(db, productId, page)),
+        count: () => countVariantsOfProduct(request.access.db, productId),
         toItem: (row) => toVariantResponse(row, currency),
       });
     },
@@ -130,7 +134,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sku/:sku',
     {
-      config: { checksCallerWithData: true },
+      config: { access: READERS },
       schema: {
         operationId: 'getVariantBySku',
         tags: ['variants'],
@@ -140,7 +144,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await findVariantBySku(request.db, request.params.sku);
+      const [variant] = await request.access.read(variantBySku, request.params.sku.toLowerCase());
       if (!variant) throw notFound('variant');
       return variantReply(reply, variant);
     },
@@ -149,7 +153,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
-      config: { checksCallerWithData: true },
+      config: { access: READERS },
       schema: {
         operationId: 'getVariant',
         tags: ['variants'],
@@ -159,7 +163,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const variant = await findVariantById(request.db, request.params.id);
+      const [variant] = await request.access.read(variantById, request.params.id);
       if (!variant) throw notFound('variant');
       return variantReply(reply, variant);
     },
@@ -168,7 +172,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       schema: {
         operationId: 'createVariantWithId',
         tags: ['variants'],
@@ -181,49 +185,56 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: resourceReply(VariantReply, 'Created.', { location: true }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },
     },
-    async (request, reply) => created(reply, await createVariant(request.db, request.params.id, request.body, contextOf(request))),
+    async (request, reply) => created(reply, await request.access.transaction((trx) => createVariant(trx, request.params.id, request.body, contextOf(request)))),
   );
 
   app.put(
     '/:id',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       schema: {
         operationId: 'replaceVariant',
         tags: ['variants'],
         summary: 'Replace a variant (manager, admin)',
-        description: 'Same body as POST; `stock` and `attributes` left out become 0 and {}. The variant may move to another product.',
+        description:
+          'Same body as POST; `stock` and `attributes` left out become 0 and {}. The variant may move to another product. ' +
+          'A change of `stock` writes a movement (reason `variant updated`) and records `variant.stock_changed`; ' +
+          '`variant.updated` records only the other fields; the version moves by one either way.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: VariantBody,
         response: { 200: resourceReply(VariantReply, 'Replaced.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await updateVariant(request.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
+    async (request, reply) =>
+      variantReply(reply, await request.access.transaction((trx) => updateVariant(trx, request.params.id, request.headers['if-match'], request.body, contextOf(request)))),
   );
 
   app.patch(
     '/:id',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       schema: {
         operationId: 'patchVariant',
         tags: ['variants'],
         summary: 'Change some fields of a variant (JSON merge patch; manager, admin)',
-        description: 'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version.',
+        description:
+          'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. A change of ' +
+          '`stock` writes a movement and records `variant.stock_changed`; `variant.updated` records only the other fields.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: VariantPatchBody,
         response: { 200: resourceReply(VariantReply, 'The variant after the change.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request, reply) => variantReply(reply, await patchVariant(request.db, request.params.id, request.headers['if-match'], request.body, contextOf(request))),
+    async (request, reply) =>
+      variantReply(reply, await request.access.transaction((trx) => patchVariant(trx, request.params.id, request.headers['if-match'], request.body, contextOf(request)))),
   );
 
   app.delete(
     '/:id',
     {
-      config: { roles: STAFF, checksCallerWithData: true },
+      config: { access: WRITERS },
       schema: {
         operationId: 'deleteVariant',
         tags: ['variants'],
@@ -235,7 +246,7 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeVariant(request.db, request.params.id, request.headers['if-match'], contextOf(request));
+      await request.access.transaction((trx) => removeVariant(trx, request.params.id, request.headers['if-match'], contextOf(request)));
       return reply.code(204).send(null);
     },
   );

@@ -1,23 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Database, VariantRow } from '../db/tables.js';
-import { inTransaction } from '../db/transaction.js';
-import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
+import { changedFields, record, recordMany, type EventContext, type NewEvent } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
 import { AppError } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { assertValid } from '../http/validation.js';
-import {
-  deleteVariant,
-  findVariantById,
-  findVariantByIdForUpdate,
-  insertVariant,
-  replaceVariant,
-  type VariantFields,
-} from './variant-repository.js';
-import { insertStockMovement } from './stock-movement-repository.js';
+import { assertAboveReserved, closeStock, openStock, openStockOfMany, setStock } from '../inventory/stock-service.js';
+import { deleteVariant, findVariantById, findVariantByIdForUpdate, insertVariant, insertVariants, replaceVariantFields, type VariantFields } from './variant-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
 
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
@@ -40,94 +32,149 @@ async function translatingConflicts<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A variant as a client sends it: its own fields, and the stock inventory keeps. */
+interface VariantChange {
+  fields: VariantFields;
+  stock: number;
+}
+
 /** PUT replaces: optional fields left out take their defaults. */
-function toFields(input: VariantInput): VariantFields {
+function toChange(input: VariantInput): VariantChange {
   return {
-    product_id: input.product_id,
-    sku: input.sku,
-    name: input.name,
-    price: input.price,
+    fields: { product_id: input.product_id, sku: input.sku, name: input.name, price: input.price, attributes: input.attributes ?? {} },
     stock: input.stock ?? 0,
-    attributes: input.attributes ?? {},
   };
 }
 
-const fieldsOf = (row: VariantRow): VariantFields => ({
-  product_id: row.product_id,
-  sku: row.sku,
-  name: row.name,
-  price: row.price,
-  stock: row.stock,
-  attributes: row.attributes,
-});
-
+const fieldsOf = (row: VariantRow): VariantFields => ({ product_id: row.product_id, sku: row.sku, name: row.name, price: row.price, attributes: row.attributes });
+const FIELDS = ['product_id', 'sku', 'name', 'price', 'attributes'] as const;
 const sameFields = (a: VariantFields, b: VariantFields) => JSON.stringify(a) === JSON.stringify(b);
 
 const variantEvent = (type: EventType, id: string, data: Record<string, unknown>): NewEvent => ({ type, subjectType: 'variant', subjectId: id, data });
-const FIELDS = ['product_id', 'sku', 'name', 'price', 'stock', 'attributes'] as const;
-
-/** The movement of a create, PUT, PATCH or batch operation that changed `stock`. */
-async function recordStockMovement(trx: Transaction<Database>, variant: VariantRow, delta: number, reason: string, context: EventContext): Promise<void> {
-  if (delta === 0) return;
-  await insertStockMovement(trx, { variant_id: variant.id, delta, stock_after: variant.stock, reason, reference: null, actor_id: context.actorId });
-}
 
 async function createIn(trx: Transaction<Database>, id: string, input: VariantInput, context: EventContext): Promise<VariantRow> {
-  // Checked first so a taken id is reported as such even when the SKU collides too; over HTTP this
-  // read is the transaction's first statement, and carries the caller check.
+  // Checked first so a taken id is reported as such even when the SKU collides too.
   if (await findVariantById(trx, id)) throw variantExists();
-  const created = await insertVariant(trx, id, toFields(input));
-  await recordStockMovement(trx, created, created.stock, 'variant created', context);
-  await record(trx, variantEvent('variant.created', id, { after: fieldsOf(created) }), context);
+  const change = toChange(input);
+  const inserted = await translatingConflicts(() => insertVariant(trx, id, change.fields));
+  // The opening movement belongs to this creation's event.
+  const created = await openStock(trx, inserted, change.stock, { reason: 'variant created', reference: null, context });
+  await record(trx, variantEvent('variant.created', id, { after: { ...fieldsOf(created), stock: created.stock } }), context);
   return created;
 }
 
-async function writeIn(trx: Transaction<Database>, current: VariantRow, fields: VariantFields, context: EventContext): Promise<VariantRow> {
-  if (fields.stock < current.reserved) {
-    throw new AppError('insufficient_stock', `${current.reserved} units are reserved; stock cannot go below that.`, [{ path: '/stock', message: `must be at least ${current.reserved} (the reserved units)` }]);
+/**
+ * Writes a variant's new state: its own fields (`variant.updated`, only when one changed) and
+ * its stock through inventory (`variant.stock_changed`, only when it changed), one version step
+ * for the whole write.
+ */
+async function writeIn(trx: Transaction<Database>, current: VariantRow, change: VariantChange, context: EventContext, origin: ChangeOrigin = BY_REQUEST): Promise<VariantRow> {
+  assertAboveReserved(current, change.stock, '/stock');
+  let written = current;
+  const fieldsChanged = !sameFields(change.fields, fieldsOf(current));
+  if (fieldsChanged) {
+    written = await translatingConflicts(() => replaceVariantFields(trx, current.id, change.fields));
+    await record(trx, variantEvent('variant.updated', current.id, { ...changedFields(fieldsOf(current), fieldsOf(written), [...FIELDS]), ...origin.data }), context);
   }
-  const updated = await replaceVariant(trx, current.id, fields);
-  await recordStockMovement(trx, updated, updated.stock - current.stock, 'variant updated', context);
-  await record(trx, variantEvent('variant.updated', current.id, changedFields(fieldsOf(current), fieldsOf(updated), [...FIELDS])), context);
-  return updated;
+  if (change.stock !== current.stock) {
+    written = await setStock(trx, written, change.stock, { reason: origin.updateReason, reference: null, context, ...(origin.data ? { data: origin.data } : {}) }, { moveVersion: !fieldsChanged });
+  }
+  return written;
 }
+
+/** Where a change comes from: a request's (the default), or an import's, whose movements and events name it. */
+export interface ChangeOrigin {
+  createReason: string;
+  updateReason: string;
+  /** Added to each event's `data` (`import_id`). */
+  data?: Record<string, unknown>;
+}
+
+const BY_REQUEST: ChangeOrigin = { createReason: 'variant created', updateReason: 'variant updated' };
+
+/** A variant's fields and stock as a write sets them (an import row worked out against the stored variant). */
+export interface VariantState {
+  fields: VariantFields;
+  stock: number;
+}
+
+/**
+ * An import's update of one locked variant: its fields and stock as `writeIn` writes them, with
+ * the import's reason and id on its movement and events.
+ */
+export function writeImportedChange(trx: Transaction<Database>, current: VariantRow, next: VariantState, context: EventContext, origin: ChangeOrigin): Promise<VariantRow> {
+  return writeIn(trx, current, next, context, origin);
+}
+
+/** An import's creation of one variant, as POST's, with the import's reason and id. */
+export async function createImported(trx: Transaction<Database>, id: string, next: VariantState, context: EventContext, origin: ChangeOrigin): Promise<VariantRow> {
+  if (await findVariantById(trx, id)) throw variantExists();
+  const inserted = await translatingConflicts(() => insertVariant(trx, id, next.fields));
+  const created = await openStock(trx, inserted, next.stock, { reason: origin.createReason, reference: null, context });
+  await record(trx, variantEvent('variant.created', id, { after: { ...fieldsOf(created), stock: created.stock }, ...origin.data }), context);
+  return created;
+}
+
+/**
+ * Many creations at once (an import's batch whose rows were checked against the stored variants
+ * and each other): the same rows, movements and `variant.created` events as createImported, in a
+ * few statements. A conflict the checks could not see (another writer's SKU) raises the unique
+ * violation; the caller then creates the rows one by one.
+ */
+export async function createManyImported(trx: Transaction<Database>, variants: (VariantState & { id: string })[], context: EventContext, origin: ChangeOrigin): Promise<void> {
+  if (variants.length === 0) return;
+  await insertVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields })));
+  await openStockOfMany(trx, variants.map((variant) => ({ variantId: variant.id, stock: variant.stock })), { reason: origin.createReason, reference: null, context });
+  await recordMany(
+    trx,
+    variants.map((variant) => variantEvent('variant.created', variant.id, { after: { ...variant.fields, stock: variant.stock }, ...origin.data })),
+    context,
+  );
+}
+
+/** The fields a variant row holds, for comparing with what an import row asks. */
+export const variantStateOf = (row: VariantRow): VariantState => ({ fields: fieldsOf(row), stock: row.stock });
+export const sameVariantState = (a: VariantState, b: VariantState) => a.stock === b.stock && sameFields(a.fields, b.fields);
+export { translateConflict };
 
 async function replaceIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
   const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
-  return writeIn(trx, current, toFields(input), context);
+  const change = toChange(input);
+  // A PUT that repeats the variant as it is still writes: its version moves, as every PUT's does.
+  if (sameFields(change.fields, fieldsOf(current)) && change.stock === current.stock) return translatingConflicts(() => replaceVariantFields(trx, id, change.fields));
+  return writeIn(trx, current, change, context);
 }
 
 async function removeIn(trx: Transaction<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
   const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
   if (current.reserved > 0) throw new AppError('insufficient_stock', `${current.reserved} units are reserved; release or commit the reservations first.`);
+  // The closing movement: a variant id's stock stays the sum of its movements, across re-creations.
+  await closeStock(trx, current, { reason: 'variant deleted', reference: null, context });
   await deleteVariant(trx, id);
-  await record(trx, variantEvent('variant.deleted', id, { before: fieldsOf(current) }), context);
+  await record(trx, variantEvent('variant.deleted', id, { before: { ...fieldsOf(current), stock: current.stock } }), context);
 }
 
 /** `id` is the client's choice (POST /api/variants/{id}) or, left out, the service's. */
-export function createVariant(db: Kysely<Database>, id: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
-  return translatingConflicts(() => inTransaction(db, (trx) => createIn(trx, id ?? randomUUID(), input, context)));
+export function createVariant(trx: Transaction<Database>, id: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
+  return createIn(trx, id ?? randomUUID(), input, context);
 }
 
-export function updateVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
-  return translatingConflicts(() => inTransaction(db, (trx) => replaceIn(trx, id, ifMatch, input, context)));
+export function updateVariant(trx: Transaction<Database>, id: string, ifMatch: string | undefined, input: VariantInput, context: EventContext): Promise<VariantRow> {
+  return replaceIn(trx, id, ifMatch, input, context);
 }
 
 /** A merge patch, validated as a whole like a PUT; a patch that changes nothing writes nothing. */
-export function patchVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, patch: VariantPatch, context: EventContext): Promise<VariantRow> {
-  return translatingConflicts(() =>
-    inTransaction(db, async (trx) => {
-      const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
-      const merged = mergePatch(fieldsOf(current), patch) as VariantInput;
-      assertValid(VariantBody, merged);
-      const fields = toFields(merged);
-      return sameFields(fields, fieldsOf(current)) ? current : writeIn(trx, current, fields, context);
-    }),
-  );
+export async function patchVariant(trx: Transaction<Database>, id: string, ifMatch: string | undefined, patch: VariantPatch, context: EventContext): Promise<VariantRow> {
+  const current = await lockForWrite(() => findVariantByIdForUpdate(trx, id), ifMatch, 'variant');
+  const merged = mergePatch({ ...fieldsOf(current), stock: current.stock }, patch) as VariantInput;
+  assertValid(VariantBody, merged);
+  const change = toChange(merged);
+  if (sameFields(change.fields, fieldsOf(current)) && change.stock === current.stock) return current;
+  return writeIn(trx, current, change, context);
 }
 
-export function removeVariant(db: Kysely<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
-  return inTransaction(db, (trx) => removeIn(trx, id, ifMatch, context));
+export function removeVariant(trx: Transaction<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {
+  return removeIn(trx, id, ifMatch, context);
 }
 
 export interface BatchResult {
@@ -138,24 +185,22 @@ export interface BatchResult {
 }
 
 /**
- * Runs the operations in order in one transaction: the first that fails stops the batch with
- * the status and code its single call would give, pointing at its place in the request, and
+ * Runs the operations in order in the caller's transaction: the first that fails stops the batch
+ * with the status and code its single call would give, pointing at its place in the request, and
  * nothing of the batch is stored.
  */
-export function runBatch(db: Kysely<Database>, operations: BatchOperationInput[], context: EventContext): Promise<BatchResult[]> {
-  return inTransaction(db, async (trx) => {
-    const results: BatchResult[] = [];
-    for (const [index, operation] of operations.entries()) {
-      try {
-        results.push(await runOperation(trx, operation, context));
-      } catch (error) {
-        const refusal = translateConflict(error);
-        if (!(refusal instanceof AppError)) throw refusal;
-        throw new AppError(refusal.code, `Operation ${index} failed: ${refusal.detail}`, [{ path: `/operations/${index}`, message: refusal.detail }]);
-      }
+export async function runBatch(trx: Transaction<Database>, operations: BatchOperationInput[], context: EventContext): Promise<BatchResult[]> {
+  const results: BatchResult[] = [];
+  for (const [index, operation] of operations.entries()) {
+    try {
+      results.push(await runOperation(trx, operation, context));
+    } catch (error) {
+      const refusal = translateConflict(error);
+      if (!(refusal instanceof AppError)) throw refusal;
+      throw new AppError(refusal.code, `Operation ${index} failed: ${refusal.detail}`, [{ path: `/operations/${index}`, message: refusal.detail }]);
     }
-    return results;
-  });
+  }
+  return results;
 }
 
 async function runOperation(trx: Transaction<Database>, operation: BatchOperationInput, context: EventContext): Promise<BatchResult> {

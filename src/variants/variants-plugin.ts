@@ -2,19 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { variantRoutes } from './variant-routes.js';
 import { VariantSchema } from './variant-schemas.js';
+import { variantStockRoutes } from './variant-stock-routes.js';
 
-/** The catalogue's variants: SKU, price, stock, attributes. */
+/** The catalogue's variants: SKU, price, attributes, and their stock (kept by inventory). */
 export const variantsPlugin = fastifyPlugin(
   async (app: FastifyInstance) => {
     app.addSchema(VariantSchema);
-    await app.register(
-      async (variants) => {
-        variants.addHook('onRequest', app.authenticate);
-        await variants.register(variantRoutes);
-      },
-      { prefix: '/api/variants' },
-    );
+    await app.register(variantRoutes, { prefix: '/api/variants' });
+    await app.register(variantStockRoutes, { prefix: '/api' });
     app.reserveLiteralSegments(['/api/variants/product', '/api/variants/sku', '/api/variants/batch']);
   },
-  { name: 'variants', dependencies: ['sessions', 'http-frame', 'method-not-allowed'] },
+  { name: 'variants', dependencies: ['sessions', 'inventory', 'http-frame', 'method-not-allowed'] },
 );

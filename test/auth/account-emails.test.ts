@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
+import { createAccountToken } from '../../src/users/account-token-repository.js';
 import { SmtpCatcher } from '../helpers/smtp-catcher.js';
 import { buildTestApp, createUser, login, loginAdmin, problemOf, uniqueEmail, type TestApp } from '../helpers/test-app.js';
 
@@ -48,7 +49,7 @@ describe('password reset and email verification, through a real SMTP server', ()
     assert.equal((await inject({ method: 'POST', url: '/api/auth/verify-email/resend', headers: user.auth })).statusCode, 202);
     await testApp.app.jobs.runNow('send-mail');
     assert.equal(catcher.mails.length, before, 'no mail when the address is verified');
-    const events = await testApp.app.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', '=', 'user.email_verified').execute();
+    const events = await testApp.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', '=', 'user.email_verified').execute();
     assert.equal(events.length, 1);
   });
 
@@ -70,6 +71,8 @@ describe('password reset and email verification, through a real SMTP server', ()
     })();
     assert.equal(mailsTo(), before + 1, 'a second link went out');
     assert.equal((await inject({ method: 'POST', url: '/api/auth/verify-email', payload: { token } })).statusCode, 204);
+    // A minute later (the resend limit allows one a minute): the rows' times move, nobody sleeps.
+    await testApp.db.updateTable('account_attempts').set({ created_at: new Date(Date.now() - 120_000) }).where('subject', '=', user.id).execute();
     assert.equal((await resend(user.id)).statusCode, 202);
     await testApp.app.jobs.runNow('send-mail');
     assert.equal(mailsTo(), before + 1, 'no mail once verified');
@@ -79,7 +82,7 @@ describe('password reset and email verification, through a real SMTP server', ()
     const user = await createUser(testApp.app);
     const oldToken = await tokenFrom(catcher, user.email, '/verify-email');
     const newEmail = uniqueEmail('moved');
-    const changed = await inject({ method: 'PATCH', url: '/api/users/profile', headers: user.auth, payload: { email: newEmail } });
+    const changed = await inject({ method: 'PATCH', url: '/api/users/profile', headers: user.auth, payload: { email: newEmail, current_password: user.password } });
     assert.equal(changed.json().email_verified, false);
     const stale = await inject({ method: 'POST', url: '/api/auth/verify-email', payload: { token: oldToken } });
     assert.equal(problemOf(stale).code, 'invalid_verification_token', 'the link for the old address no longer works');
@@ -120,11 +123,26 @@ describe('password reset and email verification, through a real SMTP server', ()
     assert.equal((await inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'reset-password-1' } })).statusCode, 200);
     const bogus = await inject({ method: 'POST', url: '/api/auth/password-reset/confirm', payload: { token: 'x'.repeat(43), new_password: 'reset-password-3' } });
     assert.equal(problemOf(bogus).code, 'invalid_reset_token');
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.password_reset').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.password_reset').executeTakeFirstOrThrow();
     assert.doesNotMatch(JSON.stringify(event.data), /token|password/i);
   });
 
-  it('rate-limits reset requests per address and email, and keeps tokens out of the outbox log', async () => {
+  it('spends reset links on a password change and on a suspension, not only on a reset', async () => {
+    const admin = await loginAdmin(testApp.app);
+    const confirm = (token: string) => inject({ method: 'POST', url: '/api/auth/password-reset/confirm', payload: { token, new_password: 'taken-over-1' } });
+    const changer = await createUser(testApp.app);
+    const beforeChange = await createAccountToken(testApp.db, { userId: changer.id, purpose: 'password_reset', email: changer.email, ttlSeconds: 600 });
+    const changed = await inject({ method: 'PUT', url: '/api/users/change-password', headers: changer.auth, payload: { current_password: changer.password, new_password: 'changed-password-1' } });
+    assert.equal(changed.statusCode, 200);
+    assert.equal(problemOf(await confirm(beforeChange.value)).code, 'invalid_reset_token', 'after a password change');
+    const suspended = await createUser(testApp.app);
+    const beforeSuspension = await createAccountToken(testApp.db, { userId: suspended.id, purpose: 'password_reset', email: suspended.email, ttlSeconds: 600 });
+    await inject({ method: 'PUT', url: `/api/users/${suspended.id}/status`, headers: admin.auth, payload: { status: 'suspended' } });
+    await inject({ method: 'PUT', url: `/api/users/${suspended.id}/status`, headers: admin.auth, payload: { status: 'active' } });
+    assert.equal(problemOf(await confirm(beforeSuspension.value)).code, 'invalid_reset_token', 'after a suspension');
+  });
+
+  it('rate-limits reset requests per address and email (LOGIN_RATE_LIMIT, 5 here)', async () => {
     const email = uniqueEmail();
     const statuses = [];
     for (let i = 0; i < 6; i++) statuses.push((await inject({ method: 'POST', url: '/api/auth/password-reset', remoteAddress: '10.9.9.9', payload: { email } })).statusCode);
@@ -143,7 +161,7 @@ describe('without SMTP_URL', () => {
     const testApp = await buildTestApp({ logLines });
     try {
       await testApp.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: uniqueEmail(), password: 'password-123', name: 'Q' } });
-      const queued = await testApp.app.db.selectFrom('email_outbox').select(['status', 'attempts']).execute();
+      const queued = await testApp.db.selectFrom('email_outbox').select(['status', 'attempts']).execute();
       assert.deepEqual(queued, [{ status: 'pending', attempts: 0 }]);
       assert.equal(logLines.filter((line) => line.includes('SMTP_URL is not set')).length, 1);
       assert.ok(!logLines.join('\n').includes('token='), 'no link reaches the log');

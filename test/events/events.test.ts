@@ -3,23 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { deliveryQueueStats } from '../../src/events/webhook-delivery.js';
+import { queueStats } from '../../src/jobs/work-queue.js';
 import { isBlockedAddress, refuseWebhookUrl } from '../../src/events/webhook-url-guard.js';
 import { buildTestApp, createUser, loginAdmin, problemOf, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
+import { eventually } from '../helpers/eventually.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const WEBHOOK_ENVIRONMENT = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
-/** Waits for a condition the service reaches on its own (the delivery loop), with a deadline. */
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, deadlineMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() - started > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('events: every committed change recorded once, and nothing else', () => {
   let testApp: TestApp;
@@ -32,7 +23,7 @@ describe('events: every committed change recorded once, and nothing else', () =>
 
   const inject = (request: InjectOptions) => testApp.app.inject(request);
   const eventsAbout = async (subjectId: string) =>
-    (await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', subjectId).orderBy('created_at').orderBy('id').execute()).map(
+    (await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', subjectId).orderBy('created_at').orderBy('id').execute()).map(
       (row) => ({ type: row.type, actor_id: row.actor_id, data: row.data }),
     );
 
@@ -83,7 +74,7 @@ describe('events: every committed change recorded once, and nothing else', () =>
     assert.equal(role!.actor_id, admin.id);
     assert.deepEqual(balance!.data, { before: { balance: 0 }, after: { balance: 500 }, delta: 500, balance_after: 500, currency: 'USD', reason: 'Goodwill' });
     assert.deepEqual(suspended!.data, { before: { status: 'active' }, after: { status: 'suspended' }, sessions_ended: true, reason: 'Review' });
-    const requestIds = await testApp.app.db.selectFrom('events').select('request_id').where('subject_id', '=', userId).where('type', '=', 'user.registered').execute();
+    const requestIds = await testApp.db.selectFrom('events').select('request_id').where('subject_id', '=', userId).where('type', '=', 'user.registered').execute();
     assert.deepEqual(requestIds, [{ request_id: 'register-1' }]);
   });
 
@@ -91,7 +82,7 @@ describe('events: every committed change recorded once, and nothing else', () =>
     const created = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'ev-1', sku: `EV-${randomUUID().slice(0, 8)}`, name: 'E', price: 1 } });
     const id = created.json().id;
     await inject({ method: 'PATCH', url: `/api/variants/${id}`, headers: admin.auth, payload: { price: 2 } });
-    const before = await testApp.app.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await testApp.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const failed = await inject({
       method: 'POST',
       url: '/api/variants/batch',
@@ -99,7 +90,7 @@ describe('events: every committed change recorded once, and nothing else', () =>
       payload: { operations: [{ op: 'create', variant: { product_id: 'ev-2', sku: `EV-${randomUUID().slice(0, 8)}`, name: 'E', price: 1 } }, { op: 'delete', id: randomUUID() }] },
     });
     assert.equal(failed.statusCode, 404);
-    const afterwards = await testApp.app.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const afterwards = await testApp.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(afterwards.n), Number(before.n), 'no event for a change that rolled back');
     await inject({ method: 'DELETE', url: `/api/variants/${id}`, headers: admin.auth });
     const events = await eventsAbout(id);
@@ -111,20 +102,20 @@ describe('events: every committed change recorded once, and nothing else', () =>
     const webhook = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: 'http://127.0.0.1:9/never', events: ['*'] } });
     const secret = webhook.json().secret;
     await inject({ method: 'DELETE', url: `/api/webhooks/${webhook.json().id}`, headers: admin.auth });
-    const everything = JSON.stringify(await testApp.app.db.selectFrom('events').select('data').execute());
+    const everything = JSON.stringify(await testApp.db.selectFrom('events').select('data').execute());
     assert.doesNotMatch(everything, /password|hash|token|secret/i);
     for (const value of ['password-123', 'password-456', secret, admin.accessToken, admin.refreshToken]) assert.ok(!everything.includes(value));
   });
 
   it('purges events older than EVENT_RETENTION_DAYS in its background job', async () => {
     const old = randomUUID();
-    await testApp.app.db
+    await testApp.db
       .insertInto('events')
       .values({ id: old, type: 'user.updated', created_at: new Date(Date.now() - 366 * 24 * 3600 * 1000), actor_id: null, request_id: null, subject_type: 'user', subject_id: randomUUID(), data: '{}' })
       .execute();
     await testApp.app.jobs.runNow('purge-events');
-    assert.equal(await testApp.app.db.selectFrom('events').select('id').where('id', '=', old).executeTakeFirst(), undefined);
-    assert.ok((await testApp.app.db.selectFrom('events').select('id').limit(1).executeTakeFirst()) !== undefined, 'recent events stay');
+    assert.equal(await testApp.db.selectFrom('events').select('id').where('id', '=', old).executeTakeFirst(), undefined);
+    assert.ok((await testApp.db.selectFrom('events').select('id').limit(1).executeTakeFirst()) !== undefined, 'recent events stay');
   });
 
   it('serves the audit log to admins: filters by type, subject, actor and time, in pages', async () => {
@@ -176,7 +167,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
   });
   const inject = (request: InjectOptions) => testApp.app.inject(request);
   const delivery = (eventId: string) =>
-    testApp.app.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+    testApp.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
 
   it('creates a webhook with a secret shown once, then lists and reads it without', async () => {
     const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events: ['variant.created'], description: ' Search ' } });
@@ -196,7 +187,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     assert.equal(updated.json().enabled, false);
     const removed = await inject({ method: 'DELETE', url: `/api/webhooks/${created.json().id}`, headers: admin.auth });
     assert.equal(removed.statusCode, 204);
-    const types = (await testApp.app.db.selectFrom('events').select('type').where('subject_id', '=', created.json().id).orderBy('created_at').execute()).map((row) => row.type);
+    const types = (await testApp.db.selectFrom('events').select('type').where('subject_id', '=', created.json().id).orderBy('created_at').execute()).map((row) => row.type);
     assert.deepEqual(types, ['webhook.created', 'webhook.updated', 'webhook.deleted']);
     const user = await createUser(testApp.app);
     assert.equal((await inject({ method: 'GET', url: '/api/webhooks', headers: user.auth })).statusCode, 403);
@@ -209,7 +200,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     const sku = `HOOK-${randomUUID().slice(0, 8)}`;
     const variant = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'hook', sku, name: 'Hooked', price: 5 } });
     await inject({ method: 'PATCH', url: `/api/variants/${variant.json().id}`, headers: admin.auth, payload: { price: 6 } });
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', variant.json().id).where('type', '=', 'variant.created').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', variant.json().id).where('type', '=', 'variant.created').executeTakeFirstOrThrow();
     const received = await eventually(async () => receiver.received.find((item) => item.headers['webhook-id'] === event.id), 'the delivery');
     const verified = new Webhook(secret).verify(received.body, {
       'webhook-id': String(received.headers['webhook-id']),
@@ -243,7 +234,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     receiver.answer = () => (++calls === 1 ? 500 : calls === 2 ? 'hang' : 200);
     const started = Date.now();
     await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role: 'manager' } });
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
     const afterFailure = await eventually(async () => {
       const row = await delivery(event.id);
       return row?.last_status_code === 500 ? row : undefined;
@@ -260,7 +251,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     const pauseAfterTimeout = new Date(afterTimeout.next_attempt_at).getTime() - Date.now();
     assert.ok(pauseAfterTimeout > 20_000 && pauseAfterTimeout <= 30_500, `the third attempt is about 30 s later (${pauseAfterTimeout} ms)`);
     // Time passes: the retry falls due now.
-    await testApp.app.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date() }).where('event_id', '=', event.id).execute();
+    await testApp.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date() }).where('event_id', '=', event.id).execute();
     const done = await eventually(async () => {
       const row = await delivery(event.id);
       return row?.status === 'succeeded' ? row : undefined;
@@ -274,15 +265,15 @@ describe('webhooks: administered by admins, delivered signed', () => {
     const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events: ['user.role_changed'] } });
     const user = await createUser(testApp.app);
     await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role: 'manager' } });
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
     const redirected = await eventually(async () => {
       const row = await delivery(event.id);
       return row?.last_status_code === 302 ? row : undefined;
     }, 'the attempt');
     assert.equal(redirected.status, 'pending', 'a 3xx is not a delivery');
     assert.equal(receiver.received.filter((item) => item.headers['webhook-id'] === event.id).length, 1, 'nothing followed the redirect');
-    await testApp.app.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 60_000) }).where('event_id', '=', event.id).execute();
-    const stats = await deliveryQueueStats(testApp.app.db);
+    await testApp.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 60_000) }).where('event_id', '=', event.id).execute();
+    const stats = await queueStats(testApp.db, 'webhook_deliveries');
     assert.ok(stats.count >= 1 && stats.oldestAgeSeconds >= 59, JSON.stringify(stats));
     await inject({ method: 'DELETE', url: `/api/webhooks/${created.json().id}`, headers: admin.auth });
   });
@@ -293,10 +284,10 @@ describe('webhooks: administered by admins, delivered signed', () => {
     const webhookId = created.json().id;
     const user = await createUser(testApp.app);
     await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role: 'manager' } });
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.role_changed').executeTakeFirstOrThrow();
     // Seven attempts have failed over three days already; the eighth is due.
-    await testApp.app.db.updateTable('webhook_deliveries').set({ attempts: 7, next_attempt_at: new Date() }).where('event_id', '=', event.id).execute();
-    await testApp.app.db.updateTable('webhooks').set({ failing_since: new Date(Date.now() - 3 * 24 * 3600 * 1000 - 1000) }).where('id', '=', webhookId).execute();
+    await testApp.db.updateTable('webhook_deliveries').set({ attempts: 7, next_attempt_at: new Date() }).where('event_id', '=', event.id).execute();
+    await testApp.db.updateTable('webhooks').set({ failing_since: new Date(Date.now() - 3 * 24 * 3600 * 1000 - 1000) }).where('id', '=', webhookId).execute();
     const failed = await eventually(async () => {
       const row = await delivery(event.id);
       return row?.status === 'failed' ? row : undefined;
@@ -304,7 +295,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     assert.equal(failed.attempts, 8);
     const webhook = await inject({ method: 'GET', url: `/api/webhooks/${webhookId}`, headers: admin.auth });
     assert.equal(webhook.json().enabled, false);
-    const disabled = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', webhookId).where('type', '=', 'webhook.disabled').execute();
+    const disabled = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', webhookId).where('type', '=', 'webhook.disabled').execute();
     assert.equal(disabled.length, 1);
     assert.equal(disabled[0]!.actor_id, null, "the service's own change");
   });
@@ -335,17 +326,17 @@ describe('webhooks: no request forgery', () => {
       const admin = await loginAdmin(testApp.app);
       // Registered while it resolved elsewhere; it points at a private address now.
       const now = new Date();
-      await testApp.app.db
+      await testApp.db
         .insertInto('webhooks')
         .values({ id: randomUUID(), url: receiverUrl, events: ['*'], description: null, enabled: true, secret: 'whsec_c2VjcmV0', created_at: now, updated_at: now })
         .execute();
       const user = await createUser(testApp.app);
       await testApp.app.inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role: 'manager' } });
       const refused = await eventually(async () => {
-        const row = await testApp.app.db.selectFrom('webhook_deliveries').selectAll().where('attempts', '>', 0).executeTakeFirst();
+        const row = await testApp.db.selectFrom('webhook_deliveries').selectAll().where('attempts', '>', 0).executeTakeFirst();
         return row?.last_error ? row : undefined;
       }, 'a refused attempt');
-      assert.match(String(refused.last_error), /loopback, private, link-local or unspecified/);
+      assert.match(String(refused.last_error), /loopback, private, link-local, reserved or other address that is not global unicast/);
       assert.equal(receiver.received.length, 0, 'nothing was sent');
     } finally {
       await receiver.stop();
@@ -358,7 +349,7 @@ describe('webhooks: no request forgery', () => {
       assert.equal(isBlockedAddress(address), true, address);
     }
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(isBlockedAddress(address), false, address);
-    assert.equal(await refuseWebhookUrl('https://[::ffff:7f00:1]/x', { allowHttp: false, allowPrivateNetworks: false }), 'must not resolve to a loopback, private, link-local or unspecified address');
+    assert.equal(await refuseWebhookUrl('https://[::ffff:7f00:1]/x', { allowHttp: false, allowPrivateNetworks: false }), 'must not resolve to a loopback, private, link-local, reserved or other address that is not global unicast');
     assert.equal(await refuseWebhookUrl('https://user:pw@example.com/', { allowHttp: false, allowPrivateNetworks: true }), 'must not carry credentials');
   });
 });

@@ -28,7 +28,7 @@ describe('webhook delivery across instances (PostgreSQL)', { skip: !onPostgres &
         assert.equal((await app.inject({ method: 'POST', url: '/api/variants/batch', headers: admin.auth, payload: { operations } })).statusCode, 200);
       }
       const pending = () =>
-        first.app.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '!=', 'succeeded').executeTakeFirstOrThrow();
+        first.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '!=', 'succeeded').executeTakeFirstOrThrow();
       // Both instances' delivery loops run on their own; these passes only hurry them along.
       for (let round = 0; round < 200 && Number((await pending()).n) > 0; round++) {
         await Promise.all([first.app.jobs.runNow('deliver-webhooks'), second.app.jobs.runNow('deliver-webhooks')]);
@@ -39,7 +39,7 @@ describe('webhook delivery across instances (PostgreSQL)', { skip: !onPostgres &
       assert.equal(new Set(ids).size, 500, 'every event was sent');
       const verifier = new Webhook(secret);
       for (const delivery of receiver.received.slice(0, 20)) verifier.verify(delivery.body, delivery.headers as Record<string, string>);
-      const attempts = await first.app.db.selectFrom('webhook_deliveries').select('attempts').distinct().execute();
+      const attempts = await first.db.selectFrom('webhook_deliveries').select('attempts').distinct().execute();
       assert.deepEqual(attempts, [{ attempts: 1 }]);
     } finally {
       await receiver.stop();
@@ -79,9 +79,14 @@ describe('webhook delivery across instances (PostgreSQL)', { skip: !onPostgres &
       receiver.answer = () => 204;
       survivor = await buildTestApp({ environment: WEBHOOK_ENVIRONMENT, databaseUrl: scratch.url });
       const eventId = String(receiver.received[0]!.headers['webhook-id']);
+      const claimed = await survivor.db.selectFrom('webhook_deliveries').select(['claimed_until', 'status']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+      assert.equal(claimed.status, 'pending');
+      assert.ok(claimed.claimed_until && claimed.claimed_until.getTime() > Date.now(), 'the dead instance still holds the claim');
+      // Its lease runs out (a minute): the row's time moves, nobody sleeps.
+      await survivor.db.updateTable('webhook_deliveries').set({ claimed_until: new Date(Date.now() - 1000) }).where('event_id', '=', eventId).execute();
       let row;
       for (let waited = 0; ; waited += 100) {
-        row = await survivor.app.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+        row = await survivor.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
         if (row.status === 'succeeded') break;
         assert.ok(waited < 30_000, 'the other instance took over once the claim lapsed');
         await new Promise((resolve) => setTimeout(resolve, 100));

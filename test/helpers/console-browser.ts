@@ -46,7 +46,7 @@ export function useConsole() {
   });
 
   return Object.assign(fixture, {
-    db: () => fixture.testApp.app.db,
+    db: () => fixture.testApp.db,
     /** A picture of the page at `width`, whole or (`fullPage: false`) as much as a screen shows. */
     async shoot(name: string, width = 1280, fullPage = true) {
       await fixture.page.setViewportSize({ width, height: width > 500 ? 900 : 844 });

@@ -16,6 +16,30 @@ export function freePort(): Promise<string> {
   });
 }
 
+/** Long enough for a start on a loaded machine (compiling, migrating); a child that exits ends the wait at once. */
+const START_DEADLINE_MS = 180_000;
+
+/**
+ * Waits until `url` answers 2xx, polling while the child lives: readiness, not a fixed time, so
+ * a loaded machine only makes it slower. Throws when the child exits first or the deadline passes.
+ */
+export async function waitUntilServing(url: string, child: ChildProcess, describe: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + START_DEADLINE_MS;
+  let exitCode: number | null | undefined;
+  child.once('exit', (code) => (exitCode = code));
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined || child.exitCode !== null) throw new Error(`the service exited (${exitCode ?? child.exitCode}) before it served\n${describe()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the service did not serve within ${START_DEADLINE_MS / 1000} s\n${describe()}`);
+}
+
 /** Starts a server script (the service by default) as a child process; resolves once it answers /healthz. */
 export async function startService(
   environment: Record<string, string>,
@@ -31,15 +55,8 @@ export async function startService(
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { child, baseUrl, exited };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error('the service did not start');
+  await waitUntilServing(`${baseUrl}/healthz`, child);
+  return { child, baseUrl, exited };
 }
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') {

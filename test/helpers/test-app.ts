@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { after, before } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { Tracing } from '../../src/tracing.js';
 import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
 
 export const ADMIN_EMAIL = 'root-admin@example.com';
@@ -15,6 +18,8 @@ export const onPostgres = Boolean(process.env.DATABASE_URL);
 
 export interface TestApp {
   app: FastifyInstance;
+  /** The database the app runs on, for a test to read or arrange what it checks. */
+  db: Kysely<Database>;
   config: Config;
   databaseUrl: string | undefined;
   close(): Promise<void>;
@@ -42,8 +47,8 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
   return createDatabaseOn(baseUrl);
 }
 
-export async function openTestDatabase(databaseUrl: string | undefined, statementTimeoutMs?: number): Promise<DatabaseHandle> {
-  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, ...(statementTimeoutMs ? { statementTimeoutMs } : {}) });
+export async function openTestDatabase(databaseUrl: string | undefined, statementTimeoutMs?: number, onStatement?: (sql: string) => void, traced = false): Promise<DatabaseHandle> {
+  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, traced, ...(statementTimeoutMs ? { statementTimeoutMs } : {}), ...(onStatement ? { onStatement } : {}) });
 }
 
 /**
@@ -57,18 +62,21 @@ export async function buildTestApp(
     printSecret?: (line: string) => void;
     /** Where the app's JSON log lines go (the app logs nothing without it). */
     logLines?: string[];
+    /** Tracing started by the test (src/tracing.ts): the app's server spans and statement spans. */
+    tracing?: Tracing;
   } = {},
 ): Promise<TestApp> {
   const scratch = onPostgres && !options.databaseUrl ? await createScratchDatabase() : undefined;
   const databaseUrl = options.databaseUrl ?? scratch?.url;
   const config = testConfig(options.environment, databaseUrl);
-  const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs);
+  const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs, undefined, options.tracing !== undefined);
   const logLines = options.logLines;
   const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
-  const app = await buildApp({ config, database, logger, printSecret: options.printSecret ?? (() => {}) });
+  const app = await buildApp({ config, database, logger, tracing: options.tracing, printSecret: options.printSecret ?? (() => {}) });
   await app.ready();
   return {
     app,
+    db: database.db,
     config,
     databaseUrl,
     close: async () => {
@@ -116,10 +124,11 @@ export const loginAdmin = (app: FastifyInstance) => login(app, ADMIN_EMAIL, ADMI
  * with its first admin signed in, and closed after them. Read the fields inside the tests.
  */
 export function useAppWithAdmin(options: Parameters<typeof buildTestApp>[0] = {}) {
-  const fixture = {} as { testApp: TestApp; app: FastifyInstance; admin: Session };
+  const fixture = {} as { testApp: TestApp; app: FastifyInstance; db: Kysely<Database>; admin: Session };
   before(async () => {
     fixture.testApp = await buildTestApp(options);
     fixture.app = fixture.testApp.app;
+    fixture.db = fixture.testApp.db;
     fixture.admin = await loginAdmin(fixture.app);
   });
   after(() => fixture.testApp.close());

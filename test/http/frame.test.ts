@@ -26,9 +26,10 @@ describe('HTTP frame', () => {
     assert.equal(response.statusCode, 405);
     assert.equal(problemOf(response).code, 'method_not_allowed');
     assert.match(String(response.headers.allow), /GET/);
-    const profileDelete = await testApp.app.inject({ method: 'DELETE', url: '/api/users/profile', headers: admin.auth });
-    assert.equal(profileDelete.statusCode, 405);
-    assert.deepEqual(String(profileDelete.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PATCH', 'PUT']);
+    // API.md section 13: the profile's Allow gains DELETE (self-deletion).
+    const profilePost = await testApp.app.inject({ method: 'POST', url: '/api/users/profile', headers: admin.auth });
+    assert.equal(profilePost.statusCode, 405);
+    assert.deepEqual(String(profilePost.headers.allow).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT']);
     const changePasswordGet = await testApp.app.inject({ method: 'GET', url: '/api/users/change-password', headers: admin.auth });
     assert.equal(changePasswordGet.statusCode, 405);
     assert.equal(changePasswordGet.headers.allow, 'PUT');
@@ -187,7 +188,7 @@ describe('readiness without a database', () => {
   it('answers 503 unavailable from /readyz and API routes when the database is gone', async () => {
     const testApp = await buildTestApp();
     const admin = await loginAdmin(testApp.app);
-    await testApp.app.database.close();
+    await testApp.db.destroy();
     const ready = await testApp.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 503);
     assert.equal(problemOf(ready).code, 'unavailable');

@@ -149,7 +149,11 @@ describe('hardening: bad input never reaches the database', () => {
     assert.equal(options.headers.allow, 'PUT');
     const profile = await app.inject({ method: 'POST', url: '/api/users/profile', headers: admin.auth, payload: {} });
     assert.equal(profile.statusCode, 405);
-    assert.deepEqual(String(profile.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'PATCH', 'PUT']);
+    assert.deepEqual(String(profile.headers.allow).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT']);
+    // An unknown method with a body of any media type is still 405, not 415.
+    const csv = await app.inject({ method: 'PUT', url: '/api/variants/imports', headers: { ...admin.auth, 'content-type': 'text/csv' }, payload: 'sku\nA\n' });
+    assert.equal(csv.statusCode, 405);
+    assert.deepEqual(String(csv.headers.allow).split(', ').sort(), ['GET', 'HEAD', 'POST']);
   });
 });
 

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { JWT_SECRET, createScratchDatabase, onPostgres } from '../helpers/test-app.js';
+import { freePort, waitUntilServing } from '../helpers/service-process.js';
+import { buildApp } from '../../src/app.js';
+import { openDatabase } from '../../src/db/database.js';
+import { JWT_SECRET, createScratchDatabase, onPostgres, testConfig } from '../helpers/test-app.js';
 
 const ADMIN_PASSWORD = 'process-admin-password';
 
@@ -12,7 +16,7 @@ describe('the server process', () => {
   it('logs JSON lines with request ids and no secrets, and exits 0 on SIGTERM after finishing', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'server-'));
     const scratch = onPostgres ? await createScratchDatabase() : undefined;
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       env: {
         ...process.env,
@@ -32,14 +36,7 @@ describe('the server process', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const base = `http://127.0.0.1:${port}`;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if ((await fetch(`${base}/healthz`)).ok) break;
-        } catch {
-          if (attempt > 200) throw new Error(`server did not start:\n${output}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
+      await waitUntilServing(`${base}/healthz`, child, () => output);
       const login = await fetch(`${base}/api/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-request-id': 'login-request-1' },
@@ -81,7 +78,8 @@ describe('the server process', () => {
         });
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += chunk));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        // A bound for a hang only: a loaded machine may take long to compile and start.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
         child.on('exit', (code) => {
           clearTimeout(timer);
           resolve({ code, stderr });
@@ -92,6 +90,20 @@ describe('the server process', () => {
     const badLevel = await runToExit({ LOG_LEVEL: 'loud' });
     assert.equal(badLevel.code, 1);
     assert.deepEqual(lines(badLevel.stderr), ['invalid configuration: LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent']);
+
+    // Signing keys sealed with one key, and the service started with another: one line, exit 1.
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'sealed-'));
+    try {
+      const sealingKey = randomBytes(32).toString('base64');
+      const database = await openDatabase({ dataDir });
+      const app = await buildApp({ config: testConfig({ JWT_SECRET: '', SIGNING_KEY_ENCRYPTION_KEY: sealingKey }), database, logger: false, printSecret: () => {} });
+      await app.close();
+      const wrongKey = await runToExit({ JWT_SECRET: '', DATA_DIR: dataDir, SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+      assert.equal(wrongKey.code, 1);
+      assert.deepEqual(lines(wrongKey.stderr), ['failed to start: SIGNING_KEY_ENCRYPTION_KEY does not decrypt the stored signing keys: start with the key they were encrypted with']);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
 
     if (onPostgres) {
       const missing = new URL(process.env.DATABASE_URL!);

@@ -45,7 +45,7 @@ describe('two instances over one database (PostgreSQL)', { skip: !onPostgres && 
       const responses = await Promise.all(requests);
       for (const response of responses) assert.ok(response.statusCode < 500, `${response.statusCode} ${response.body}`);
 
-      const db = first.app.db;
+      const db = first.db;
       const mismatched = await sql<{ id: string }>`
         select u.id from users u
         left join balance_ledger l on l.user_id = u.id

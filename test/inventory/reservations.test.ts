@@ -14,9 +14,9 @@ describe('reservations', () => {
   const variant = async (id: string) => (await inject({ method: 'GET', url: `/api/variants/${id}`, headers: fixture.admin.auth })).json();
   const reserve = (payload: object, headers: Record<string, string> = {}) => inject({ method: 'POST', url: '/api/reservations', headers: { ...fixture.admin.auth, ...headers }, payload });
   const act = (id: string, action: 'commit' | 'release') => inject({ method: 'POST', url: `/api/reservations/${id}/${action}`, headers: fixture.admin.auth });
-  const eventsOf = (subjectId: string) => fixture.app.db.selectFrom('events').selectAll().where('subject_id', '=', subjectId).orderBy('created_at').orderBy('id').execute();
+  const eventsOf = (subjectId: string) => fixture.db.selectFrom('events').selectAll().where('subject_id', '=', subjectId).orderBy('created_at').orderBy('id').execute();
   /** Moves a reservation's deadline into the past, as time passing would. */
-  const lapse = (id: string) => sql`update reservations set expires_at = now() - interval '1 second' where id = ${id}`.execute(fixture.app.db);
+  const lapse = (id: string) => sql`update reservations set expires_at = now() - interval '1 second' where id = ${id}`.execute(fixture.db);
 
   it('holds units on every line, moving reserved, available and the version, with Location and an event', async () => {
     const [a, b] = [await create(5), await create(3)];
@@ -87,6 +87,8 @@ describe('reservations', () => {
     assert.equal(replay.statusCode, 201);
     assert.deepEqual(replay.json(), first.json());
     assert.equal(replay.headers.location, first.headers.location);
+    assert.equal(first.headers['idempotent-replayed'], undefined);
+    assert.equal(replay.headers['idempotent-replayed'], 'true', 'a replay says it is one');
     assert.equal((await variant(a.id)).reserved, 3, 'held once');
     const other = await reserve({ lines: [{ variant_id: a.id, quantity: 1 }] }, { 'idempotency-key': key });
     assert.equal(other.statusCode, 422);
@@ -181,6 +183,29 @@ describe('reservations', () => {
     assert.equal((await list('', a.id, customer.auth)).statusCode, 403);
   });
 
+  it('lists reservations newest first, filtered by reference and status, paged (manager, admin)', async () => {
+    const a = await create(10);
+    const reference = `cart-${randomUUID()}`;
+    const first = (await reserve({ lines: [{ variant_id: a.id, quantity: 1 }], reference })).json();
+    const second = (await reserve({ lines: [{ variant_id: a.id, quantity: 2 }], reference })).json();
+    await reserve({ lines: [{ variant_id: a.id, quantity: 1 }], reference: 'another-cart' });
+    await act(first.id, 'release');
+    const list = (query: string, auth = fixture.admin.auth) => inject({ method: 'GET', url: `/api/reservations?${query}`, headers: auth });
+    const byReference = (await list(`reference=${reference}&include_total=true`)).json();
+    assert.equal(byReference.total, 2);
+    assert.deepEqual(byReference.items.map((item: { id: string }) => item.id), [second.id, first.id]);
+    assert.deepEqual(byReference.items[0].lines, [{ variant_id: a.id, quantity: 2 }]);
+    const released = (await list(`reference=${reference}&status=released`)).json();
+    assert.deepEqual(released.items.map((item: { id: string }) => item.id), [first.id]);
+    const firstPage = (await list(`reference=${reference}&limit=1`)).json();
+    const secondPage = (await list(`reference=${reference}&limit=1&cursor=${firstPage.next_cursor}`)).json();
+    assert.deepEqual([...firstPage.items, ...secondPage.items].map((item: { id: string }) => item.id), [second.id, first.id]);
+    assert.equal(secondPage.next_cursor, null);
+    assert.equal((await list('status=gone')).statusCode, 400);
+    const customer = await createUser(fixture.app);
+    assert.equal((await list('', customer.auth)).statusCode, 403);
+  });
+
   it('keeps stock above what is reserved: stock changes, variant writes and deletes are refused', async () => {
     const a = await create(5);
     await reserve({ lines: [{ variant_id: a.id, quantity: 3 }] });
@@ -199,9 +224,9 @@ describe('reservations', () => {
   it('refuses, in the database itself, a reserved counter that differs from the active reservations', async () => {
     const a = await create(5);
     await reserve({ lines: [{ variant_id: a.id, quantity: 2 }] });
-    await assert.rejects(sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.app.db), { code: '23514' });
-    await assert.rejects(sql`update reservation_lines set active = false where variant_id = ${a.id}`.execute(fixture.app.db), { code: '23514' });
-    await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.app.db), { code: '23514' }, 'reserved never exceeds stock');
+    await assert.rejects(sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.db), { code: '23514' });
+    await assert.rejects(sql`update reservation_lines set active = false where variant_id = ${a.id}`.execute(fixture.db), { code: '23514' });
+    await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.db), { code: '23514' }, 'reserved never exceeds stock');
     assert.equal((await variant(a.id)).reserved, 2);
   });
 });
@@ -210,7 +235,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
   const fixture = useTwoInstancesWithAdmin();
   const instance = (index: number) => (index % 2 ? fixture.second.app : fixture.first.app);
   const create = async (stock: number) => (await fixture.first.app.inject({ method: 'POST', url: '/api/variants', headers: fixture.admin.auth, payload: newVariant(stock) })).json();
-  const stored = (id: string) => fixture.first.app.db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', id).executeTakeFirstOrThrow();
+  const stored = (id: string) => fixture.first.db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', id).executeTakeFirstOrThrow();
 
   it('lets exactly 100 of 1,000 concurrent single-unit reservations on a stock of 100 succeed', { timeout: 120_000 }, async () => {
     const { id } = await create(100);
@@ -223,7 +248,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
     assert.equal(statuses.filter((status) => status === 201).length, 100);
     assert.equal(statuses.filter((status) => status === 409).length, 900, `no other answer: ${[...new Set(statuses)]}`);
     assert.deepEqual(await stored(id), { stock: 100, reserved: 100 });
-    const active = await fixture.first.app.db.selectFrom('reservation_lines').select((eb) => eb.fn.countAll<string>().as('count')).where('variant_id', '=', id).where('active', '=', true).executeTakeFirstOrThrow();
+    const active = await fixture.first.db.selectFrom('reservation_lines').select((eb) => eb.fn.countAll<string>().as('count')).where('variant_id', '=', id).where('active', '=', true).executeTakeFirstOrThrow();
     assert.equal(Number(active.count), 100);
   });
 
@@ -234,10 +259,10 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
       ids.push((await instance(index).inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines: [{ variant_id: id, quantity: 2 }] } })).json().id);
     }
     assert.deepEqual(await stored(id), { stock: 500, reserved: 500 });
-    await sql`update reservations set expires_at = now() - interval '1 second' where id in (${sql.join(ids)})`.execute(fixture.first.app.db);
+    await sql`update reservations set expires_at = now() - interval '1 second' where id in (${sql.join(ids)})`.execute(fixture.first.db);
     await Promise.all([fixture.first.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations')]);
     assert.deepEqual(await stored(id), { stock: 500, reserved: 0 });
-    const expired = await fixture.first.app.db.selectFrom('events').select('subject_id').where('type', '=', 'reservation.expired').where('subject_id', 'in', ids).execute();
+    const expired = await fixture.first.db.selectFrom('events').select('subject_id').where('type', '=', 'reservation.expired').where('subject_id', 'in', ids).execute();
     assert.equal(expired.length, 250);
     assert.equal(new Set(expired.map((event) => event.subject_id)).size, 250, 'one event each');
   });
@@ -258,7 +283,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
         when position % 3 = 1 then now() + interval '1 hour'
         else clock_timestamp() + position * interval '5 milliseconds' end
       from unnest(${sql.val(ids)}::uuid[]) with ordinality as listed (id, position)
-      where reservations.id = listed.id`.execute(fixture.first.app.db);
+      where reservations.id = listed.id`.execute(fixture.first.db);
     const expiries = (async () => {
       for (let pass = 0; pass < 20; pass++) await fixture.second.app.jobs.runNow('expire-reservations');
     })();
@@ -273,7 +298,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
       if (position % 3 === 0) assert.equal(status, 'expired', 'lapsed before the commit');
       if (position % 3 === 1) assert.equal(status, 'committed', 'an hour to go: the expiry leaves it');
     }
-    const closingEvents = await fixture.first.app.db
+    const closingEvents = await fixture.first.db
       .selectFrom('events')
       .select(['subject_id', 'type'])
       .where('subject_id', 'in', reservations.map((reservation) => reservation.id))
@@ -287,7 +312,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
         .filter((line) => line.variant_id === variant.id)
         .reduce((sum, line) => sum + line.quantity, 0);
       assert.deepEqual(await stored(variant.id), { stock: 1000 - taken, reserved: 0 });
-      const sum = await fixture.first.app.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<string>('delta').as('sum')).where('variant_id', '=', variant.id).executeTakeFirstOrThrow();
+      const sum = await fixture.first.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<string>('delta').as('sum')).where('variant_id', '=', variant.id).executeTakeFirstOrThrow();
       assert.equal(Number(sum.sum), 1000 - taken, 'the stock is the sum of its movements');
     }
   });

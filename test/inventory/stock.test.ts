@@ -12,7 +12,7 @@ describe('stock that moves only by recorded movements', () => {
   const create = async (stock: number) => (await inject({ method: 'POST', url: '/api/variants', headers: fixture.admin.auth, payload: newVariant(stock) })).json();
   const movements = async (id: string) => (await inject({ method: 'GET', url: `/api/variants/${id}/stock/movements?include_total=true`, headers: fixture.admin.auth })).json();
   const sumOfMovements = async (id: string) =>
-    Number((await fixture.app.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<number>('delta').as('sum')).where('variant_id', '=', id).executeTakeFirstOrThrow()).sum ?? 0);
+    Number((await fixture.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<number>('delta').as('sum')).where('variant_id', '=', id).executeTakeFirstOrThrow()).sum ?? 0);
 
   it('shows reserved and available, and writes the first movement when a variant is created with stock', async () => {
     const variant = await create(10);
@@ -22,6 +22,16 @@ describe('stock that moves only by recorded movements', () => {
     assert.deepEqual({ delta: page.items[0].delta, stock_after: page.items[0].stock_after, reason: page.items[0].reason }, { delta: 10, stock_after: 10, reason: 'variant created' });
     const readOnly = await inject({ method: 'PUT', url: `/api/variants/${variant.id}`, headers: fixture.admin.auth, payload: { ...newVariant(1), reserved: 0 } });
     assert.equal(readOnly.statusCode, 400, 'reserved and available are read-only');
+  });
+
+  it('writes a closing movement when a variant is deleted, so an id re-created keeps stock = the sum of its movements', async () => {
+    const variant = await create(7);
+    assert.equal((await inject({ method: 'DELETE', url: `/api/variants/${variant.id}`, headers: fixture.admin.auth })).statusCode, 204);
+    const closing = await fixture.db.selectFrom('stock_movements').selectAll().where('variant_id', '=', variant.id).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    assert.deepEqual({ delta: closing.delta, stock_after: closing.stock_after, reason: closing.reason }, { delta: -7, stock_after: 0, reason: 'variant deleted' });
+    const again = await inject({ method: 'POST', url: `/api/variants/${variant.id}`, headers: fixture.admin.auth, payload: newVariant(3) });
+    assert.equal(again.statusCode, 201);
+    assert.equal(await sumOfMovements(variant.id), 3);
   });
 
   it('moves stock by a delta or to a level, one movement and one event each, with If-Match and Idempotency-Key', async () => {
@@ -54,9 +64,11 @@ describe('stock that moves only by recorded movements', () => {
       [[8, 'variant updated', null], [5, 'Delivery', null], [0, 'Count', null], [-3, 'Damaged', 'INC-1'], [10, 'variant created', null]],
     );
     assert.equal(await sumOfMovements(variant.id), 20, 'the stock is the sum of its movements');
-    const events = await fixture.app.db.selectFrom('events').selectAll().where('subject_id', '=', variant.id).where('type', '=', 'variant.stock_changed').orderBy('created_at').execute();
-    assert.equal(events.length, 3);
-    assert.deepEqual(events[0]!.data, { before: { stock: 10 }, after: { stock: 7 }, delta: -3, stock_after: 7, reason: 'Damaged', reference: 'INC-1' });
+    const events = await fixture.db.selectFrom('events').selectAll().where('subject_id', '=', variant.id).orderBy('created_at').orderBy('id').execute();
+    // A PATCH that changes only the stock records variant.stock_changed, and no variant.updated (API.md section 10).
+    assert.deepEqual(events.map((event) => event.type), ['variant.created', 'variant.stock_changed', 'variant.stock_changed', 'variant.stock_changed', 'variant.stock_changed']);
+    assert.deepEqual(events[1]!.data, { before: { stock: 10 }, after: { stock: 7 }, delta: -3, stock_after: 7, reason: 'Damaged', reference: 'INC-1' });
+    assert.deepEqual(events[4]!.data, { before: { stock: 12 }, after: { stock: 20 }, delta: 8, stock_after: 20, reason: 'variant updated', reference: null });
     assert.equal((await inject({ method: 'GET', url: `/api/variants/${randomUUID()}/stock/movements`, headers: fixture.admin.auth })).statusCode, 404);
     const customer = await createUser(fixture.app);
     assert.equal((await inject({ method: 'PUT', url, headers: customer.auth, payload: { delta: 1, reason: 'x' } })).statusCode, 403);
@@ -140,9 +152,9 @@ describe('adjustments racing each other (PostgreSQL)', { skip: !onPostgres && 'n
       const statuses = (await Promise.all(requests)).map((response) => response.statusCode);
       assert.deepEqual([...new Set(statuses)], [200]);
       for (const id of ids) {
-        const variant = await first.app.db.selectFrom('variants').select('stock').where('id', '=', id).executeTakeFirstOrThrow();
+        const variant = await first.db.selectFrom('variants').select('stock').where('id', '=', id).executeTakeFirstOrThrow();
         assert.equal(variant.stock, 940);
-        const sum = await first.app.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<number>('delta').as('sum')).where('variant_id', '=', id).executeTakeFirstOrThrow();
+        const sum = await first.db.selectFrom('stock_movements').select((eb) => eb.fn.sum<number>('delta').as('sum')).where('variant_id', '=', id).executeTakeFirstOrThrow();
         assert.equal(Number(sum.sum), 940);
       }
     } finally {

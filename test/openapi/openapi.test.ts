@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,13 +48,24 @@ describe('the OpenAPI description', () => {
     assert.deepEqual(document.components.schemas.User.properties.role.enum, ['user', 'manager', 'admin']);
   });
 
+  it('is matched by schemathesis.toml: every paged list is among the operations whose opaque cursor a schema cannot describe', async () => {
+    // Schemathesis generates cursors the service never issued; each paged list must be exempt
+    // from its positive-data check, or CI's conformance run fails on the first new list.
+    const settings = await readFile(path.join(import.meta.dirname, '../../schemathesis.toml'), 'utf8');
+    const cursorSection = settings.split('[[operations]]').find((section) => section.includes('The cursor is opaque')) ?? '';
+    const exempt = new Set([...cursorSection.matchAll(/"(GET [^"]+)"/g)].map((match) => match[1]));
+    const paged = operations().filter(({ operation }) => operation.parameters?.some((parameter) => parameter.name === 'cursor')).map(({ name }) => name);
+    assert.ok(paged.length > 5);
+    assert.deepEqual(paged.filter((name) => !exempt.has(name)), []);
+  });
+
   it('documents the headers the service sends and an example for every request body', () => {
     for (const { name, method, operation } of operations()) {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (status === '401') assert.ok(response.headers?.['www-authenticate'], `${name} ${status} WWW-Authenticate`);
         if (status === '429' || status === '503') assert.ok(response.headers?.['retry-after'], `${name} ${status} Retry-After`);
-        // Reservations have no version, so no ETag (API section 6).
-        const versioned = !name.includes('/api/reservations');
+        // Reservations, a client's secrets and second factors have no version, so no ETag (API sections 6, 11 and 12).
+        const versioned = !name.includes('/api/reservations') && !name.includes('/secrets') && !name.includes('/api/auth/mfa');
         if (status === '201') assert.ok(response.headers?.location && (response.headers?.etag || !versioned), `${name} 201 Location and ETag`);
         if (!versioned) assert.equal(response.headers?.etag, undefined, `${name} has no ETag`);
       }

@@ -70,7 +70,7 @@ describe('sessions that end at once', () => {
     assert.equal((await profile(kept.auth)).statusCode, 401, 'the old session too: the new pair starts a new one');
     assert.equal((await profile({ authorization: `Bearer ${changed.json().access_token}` })).statusCode, 200);
 
-    const ended = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').orderBy('created_at').execute();
+    const ended = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').orderBy('created_at').execute();
     assert.deepEqual(ended.map((event) => [event.data.cause, event.actor_id]), [['logout', user.id], ['admin_sign_out', admin.id]]);
   });
 
@@ -89,11 +89,11 @@ describe('sessions that end at once', () => {
     const again = await end(user.id, sid);
     assert.equal(again.statusCode, 404);
     assert.equal(problemOf(again).code, 'not_found');
-    const ended = await testApp.app.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').execute();
+    const ended = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').execute();
     assert.deepEqual(ended.map((event) => [event.data.cause, event.data.session_ids, event.actor_id]), [['admin_sign_out', [sid], admin.id]]);
   });
 
-  it('gives a fresh pair in the same session to a spent refresh token within REFRESH_REUSE_INTERVAL', async () => {
+  it('gives a spent refresh token within REFRESH_REUSE_INTERVAL a fresh access token and the very refresh token its rotation issued', async () => {
     const user = await createUser(testApp.app);
     const [first, second] = [
       await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } }),
@@ -101,25 +101,50 @@ describe('sessions that end at once', () => {
     ];
     assert.equal(first.statusCode, 200);
     assert.equal(second.statusCode, 200, 'a client refreshing twice at once is not signed out');
+    assert.equal(second.json().refresh_token, first.json().refresh_token, 'the replay gets the same refresh token: the session does not fork');
+    assert.notEqual(second.json().access_token, first.json().access_token);
     const sid = decodeJwt(user.accessToken).payload.sid;
     assert.equal(decodeJwt(first.json().access_token).payload.sid, sid);
     assert.equal(decodeJwt(second.json().access_token).payload.sid, sid);
+    const live = await testApp.db.selectFrom('refresh_tokens').select('id').where('family_id', '=', String(sid)).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+    assert.equal(live.length, 1, 'one live refresh token in the session');
     assert.equal((await profile({ authorization: `Bearer ${second.json().access_token}` })).statusCode, 200);
-    await testApp.app.db.updateTable('refresh_tokens').set({ used_at: new Date(Date.now() - 11_000) }).where('family_id', '=', String(sid)).where('used_at', 'is not', null).execute();
+    await testApp.db.updateTable('refresh_tokens').set({ used_at: new Date(Date.now() - 11_000) }).where('family_id', '=', String(sid)).where('used_at', 'is not', null).execute();
     const late = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
     assert.equal(late.statusCode, 401, 'later, the re-use ends the session');
+    assert.match(problemOf(late).detail, /refresh token/);
     assert.equal((await profile({ authorization: `Bearer ${first.json().access_token}` })).statusCode, 401);
+    assert.equal((await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: first.json().refresh_token } })).statusCode, 401);
+    const ended = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', user.id).where('type', '=', 'user.sessions_ended').execute();
+    assert.deepEqual(ended.map((event) => [event.data.cause, event.data.session_ids, event.actor_id]), [['refresh_reuse', [sid], null]]);
+  });
+
+  it('logs a warning when a spent refresh token comes back after the interval, without the token', async () => {
+    const logLines: string[] = [];
+    const logged = await buildTestApp({ logLines });
+    try {
+      const user = await createUser(logged.app);
+      await logged.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+      await logged.db.updateTable('refresh_tokens').set({ used_at: new Date(Date.now() - 11_000) }).where('used_at', 'is not', null).execute();
+      await logged.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } });
+      const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40 && /refresh token/.test(entry.msg));
+      assert.ok(warning, 'a warning was logged');
+      assert.equal(warning.user_id, user.id);
+      assert.ok(!logLines.join('\n').includes(user.refreshToken), 'the token itself is not logged');
+    } finally {
+      await logged.close();
+    }
   });
 
   it('notes a session as used at most once a minute, without a write per request', async () => {
     const user = await createUser(testApp.app);
     const sid = String(decodeJwt(user.accessToken).payload.sid);
-    const lastUsed = async () => (await testApp.app.db.selectFrom('sessions').select('last_used_at').where('id', '=', sid).executeTakeFirstOrThrow()).last_used_at.getTime();
+    const lastUsed = async () => (await testApp.db.selectFrom('sessions').select('last_used_at').where('id', '=', sid).executeTakeFirstOrThrow()).last_used_at.getTime();
     const before = await lastUsed();
     for (let i = 0; i < 5; i++) await profile(user.auth);
     assert.equal(await lastUsed(), before, 'requests within the minute write nothing');
     const longAgo = new Date(Date.now() - 5 * 60_000);
-    await testApp.app.db.updateTable('sessions').set({ last_used_at: longAgo }).where('id', '=', sid).execute();
+    await testApp.db.updateTable('sessions').set({ last_used_at: longAgo }).where('id', '=', sid).execute();
     await profile(user.auth);
     let updated = longAgo.getTime();
     for (let attempt = 0; attempt < 50 && updated === longAgo.getTime(); attempt++) {

@@ -66,11 +66,11 @@ describe('signing keys and the JWKS', () => {
     assert.equal((await profile(user.accessToken)).statusCode, 200, 'an old token still works');
     const fresh = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
     assert.equal(decodeJwt(fresh.json().access_token).header.kid, rotated.json().kid);
-    const event = await testApp.app.db.selectFrom('events').selectAll().where('type', '=', 'signing_key.rotated').executeTakeFirstOrThrow();
+    const event = await testApp.db.selectFrom('events').selectAll().where('type', '=', 'signing_key.rotated').executeTakeFirstOrThrow();
     assert.equal(event.actor_id, admin.id);
 
     // Its last token has expired: the retiring key is gone.
-    await testApp.app.db.updateTable('signing_keys').set({ retires_at: new Date(Date.now() - 1000) }).where('kid', '=', String(oldKid)).execute();
+    await testApp.db.updateTable('signing_keys').set({ retires_at: new Date(Date.now() - 1000) }).where('kid', '=', String(oldKid)).execute();
     await testApp.app.jobs.runNow('refresh-signing-keys');
     assert.deepEqual((await jwks()).keys.map((key) => key.kid), [rotated.json().kid]);
     const expired = await profile(user.accessToken);
@@ -113,7 +113,7 @@ describe('signing keys across instances (PostgreSQL)', { skip: !onPostgres && 'n
       buildTestApp({ environment: ED25519, databaseUrl: first.databaseUrl! }),
     ]);
     try {
-      const keys = await first.app.db.selectFrom('signing_keys').select('kid').execute();
+      const keys = await first.db.selectFrom('signing_keys').select('kid').execute();
       assert.equal(keys.length, 1);
       const admin = await loginAdmin(first.app);
       await first.app.inject({ method: 'POST', url: '/api/signing-keys/rotate', headers: admin.auth });

@@ -7,9 +7,9 @@ describe('balance races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL'
   const fixture = useTwoInstancesWithAdmin();
 
   const state = async (userId: string) => {
-    const balance = (await fixture.first.app.db.selectFrom('users').select('balance').where('id', '=', userId).executeTakeFirstOrThrow()).balance;
+    const balance = (await fixture.first.db.selectFrom('users').select('balance').where('id', '=', userId).executeTakeFirstOrThrow()).balance;
     const ledger = await sql<{ entries: number; total: number | null }>`
-      select count(*)::int as entries, sum(delta)::bigint as total from balance_ledger where user_id = ${userId}`.execute(fixture.first.app.db);
+      select count(*)::int as entries, sum(delta)::bigint as total from balance_ledger where user_id = ${userId}`.execute(fixture.first.db);
     return { balance, entries: ledger.rows[0]!.entries, ledgerTotal: Number(ledger.rows[0]!.total ?? 0) };
   };
   const delta = (app: TestApp, userId: string, amount: number, headers: Record<string, string> = {}) =>

@@ -19,11 +19,11 @@ describe('balance', () => {
   const changeBalance = (userId: string, payload: unknown, headers: Record<string, string> = {}) =>
     inject({ method: 'PUT', url: `/api/users/${userId}/balance`, headers: { ...admin.auth, ...headers }, payload: payload as object });
   const ledgerSum = async (userId: string) => {
-    const result = await sql<{ total: number | null }>`select sum(delta)::bigint as total from balance_ledger where user_id = ${userId}`.execute(testApp.app.db);
+    const result = await sql<{ total: number | null }>`select sum(delta)::bigint as total from balance_ledger where user_id = ${userId}`.execute(testApp.db);
     return Number(result.rows[0]?.total ?? 0);
   };
   const storedBalance = async (userId: string) =>
-    (await testApp.app.db.selectFrom('users').select('balance').where('id', '=', userId).executeTakeFirstOrThrow()).balance;
+    (await testApp.db.selectFrom('users').select('balance').where('id', '=', userId).executeTakeFirstOrThrow()).balance;
 
   it('adds a delta and sets a balance, each with a ledger entry in the same currency', async () => {
     const user = await createUser(testApp.app);
@@ -192,7 +192,7 @@ describe('balance', () => {
     it('answers 409 idempotency_in_progress while the first request holds the key, and purges expired keys', async () => {
       const user = await createUser(testApp.app);
       const now = Date.now();
-      await testApp.app.db
+      await testApp.db
         .insertInto('idempotency_keys')
         .values({
           owner_id: admin.id,
@@ -209,7 +209,7 @@ describe('balance', () => {
       assert.equal(response.statusCode, 422, 'a different body is 422 even while held');
       const fingerprinted = await changeBalance(user.id, { delta: 1, reason: 'x' }, { 'idempotency-key': 'held-2' });
       assert.equal(fingerprinted.statusCode, 200);
-      await testApp.app.db
+      await testApp.db
         .updateTable('idempotency_keys')
         .set({ state: 'in_progress', locked_until: new Date(now + 60_000) })
         .where('key', '=', 'held-2')
@@ -218,9 +218,9 @@ describe('balance', () => {
       assert.equal(inProgress.statusCode, 409);
       assert.equal(problemOf(inProgress).code, 'idempotency_in_progress');
 
-      await testApp.app.db.updateTable('idempotency_keys').set({ expires_at: new Date(now - 1) }).where('key', '=', 'held').execute();
-      assert.ok((await deleteExpiredIdempotencyKeys(testApp.app.db)) >= 1);
-      const left = await testApp.app.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'held').execute();
+      await testApp.db.updateTable('idempotency_keys').set({ expires_at: new Date(now - 1) }).where('key', '=', 'held').execute();
+      assert.ok((await deleteExpiredIdempotencyKeys(testApp.db)) >= 1);
+      const left = await testApp.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'held').execute();
       assert.equal(left.length, 0);
     });
   });

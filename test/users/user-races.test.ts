@@ -15,7 +15,7 @@ describe('user races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' },
 
   const activeAdminCount = async () =>
     (
-      await testApp.app.db
+      await testApp.db
         .selectFrom('users')
         .select('id')
         .where('role', '=', 'admin')
@@ -75,7 +75,7 @@ describe('user races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' },
     const statuses = responses.map((response) => response.statusCode);
     assert.equal(statuses.filter((status) => status === 201).length, 1, String(statuses));
     assert.equal(statuses.filter((status) => status === 409).length, 19);
-    const rows = await testApp.app.db
+    const rows = await testApp.db
       .selectFrom('users')
       .select('id')
       .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))

@@ -25,7 +25,7 @@ describe('users', () => {
   after(() => testApp.close());
 
   const inject = (options: InjectOptions) => testApp.app.inject(options);
-  const storedUser = (id: string) => testApp.app.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  const storedUser = (id: string) => testApp.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
   describe('profile', () => {
     it('returns the caller with an ETag equal to its version', async () => {
@@ -40,7 +40,7 @@ describe('users', () => {
     it('replaces name, email and phone; a missing phone becomes null; version grows by one', async () => {
       const user = await createUser(testApp.app);
       const email = uniqueEmail('renamed');
-      const first = await inject({ method: 'PUT', url: '/api/users/profile', headers: user.auth, payload: { name: 'New', email, phone: '123' } });
+      const first = await inject({ method: 'PUT', url: '/api/users/profile', headers: user.auth, payload: { name: 'New', email, phone: '123', current_password: user.password } });
       assert.equal(first.statusCode, 200);
       assert.equal(first.json().phone, '123');
       assert.equal(first.json().version, 2);
@@ -74,7 +74,7 @@ describe('users', () => {
         method: 'PUT',
         url: '/api/users/profile',
         headers: user.auth,
-        payload: { name: 'X', email: other.email.toUpperCase() },
+        payload: { name: 'X', email: other.email.toUpperCase(), current_password: user.password },
       });
       assert.equal(response.statusCode, 409);
       assert.equal(problemOf(response).code, 'email_taken');

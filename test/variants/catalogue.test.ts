@@ -29,7 +29,7 @@ describe('the catalogue of variants', () => {
     assert.equal(response.statusCode, 201, response.body);
     return response.json();
   };
-  const stored = (id: string) => testApp.app.db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
+  const stored = (id: string) => testApp.db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
 
   it('creates a variant under an id the service picks, with Location and ETag; customers may not', async () => {
     const response = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: variant({ name: '  Padded name  ' }) });
@@ -134,7 +134,7 @@ describe('the catalogue of variants', () => {
     assert.equal(await stored(doomed.id), undefined);
 
     const other = await create(variant());
-    const before = await testApp.app.db.selectFrom('variants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await testApp.db.selectFrom('variants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const failing = await inject({
       method: 'POST',
       url: '/api/variants/batch',
@@ -151,7 +151,7 @@ describe('the catalogue of variants', () => {
     const problem = problemOf(failing);
     assert.equal(problem.code, 'sku_taken');
     assert.equal(problem.errors?.[0]?.path, '/operations/2');
-    const afterwards = await testApp.app.db.selectFrom('variants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const afterwards = await testApp.db.selectFrom('variants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(afterwards.n), Number(before.n), 'nothing of the failed batch was stored');
     assert.equal((await stored(existing.id))?.price, 5);
 

@@ -18,7 +18,7 @@ describe('variant races (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL'
       payloads.map(({ id, body }) => testApp.app.inject({ method: 'POST', url: `/api/variants/${id}`, headers: admin.auth, payload: body })),
     );
   const count = async (column: 'sku' | 'product_id', value: string) =>
-    (await testApp.app.db.selectFrom('variants').select('id').where(column, 'ilike', value).execute()).length;
+    (await testApp.db.selectFrom('variants').select('id').where(column, 'ilike', value).execute()).length;
 
   it('lets exactly one of 20 concurrent creates with one SKU (in mixed case) through', async () => {
     const sku = `race-${randomUUID().slice(0, 8)}`;

@@ -30,7 +30,7 @@ describe('variants', () => {
   });
   const create = (payload: object, id: string = randomUUID(), session: Session = manager) =>
     inject({ method: 'POST', url: `/api/variants/${id}`, headers: session.auth, payload });
-  const stored = (id: string) => testApp.app.db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
+  const stored = (id: string) => testApp.db.selectFrom('variants').selectAll().where('id', '=', id).executeTakeFirst();
 
   it('creates a variant under the client-chosen id: 201, Location, ETag, defaults', async () => {
     const id = randomUUID();

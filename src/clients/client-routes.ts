@@ -1,0 +1,187 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ApiClientRow } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
+import { IdParams } from '../http/common-schemas.js';
+import { notFound } from '../http/errors.js';
+import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
+import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
+import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
+import { ADMIN } from '../sessions/access-rule.js';
+import type { Access } from '../sessions/admission.js';
+import { clientById, clientsPage, countClients, secretsOfClients } from './client-repository.js';
+import { toClientResponse, toSecretResponse } from './client-response.js';
+import { ClientSchema, CreateClientBody, CreatedClientSchema, CreatedSecretSchema, NewSecretBody, PatchClientBody, SecretParams } from './client-schemas.js';
+import { createClient, DEFAULT_OVERLAP_SECONDS, deleteClient, deleteSecret, patchClient, rollSecret } from './client-service.js';
+
+/** API clients are an admin's to manage, never another client's; every change needs a fresh second factor. */
+const ADMINS = { roles: ADMIN } as const;
+const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
+const ClientReply = Type.Ref(ClientSchema);
+
+/** API.md section 11: the clients other services call the API as. */
+export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const clientReply = async (reply: FastifyReply, access: Access, row: ApiClientRow) => {
+    setEtag(reply, row.version);
+    return toClientResponse(row, await secretsOfClients(access.db, [row.id]));
+  };
+  const existing = async (access: Access, id: string) => {
+    const [client] = await access.read(clientById, id);
+    if (!client) throw notFound('client');
+    return client;
+  };
+
+  app.post(
+    '',
+    {
+      config: { access: ADMINS_STEPPED_UP, noStore: true },
+      schema: {
+        operationId: 'createClient',
+        tags: ['clients'],
+        summary: 'Create an API client (admin); the reply shows its first secret once',
+        description:
+          'The secret (`shop_sk_` and 43 base64url characters, 256 random bits) is shown in this reply only; the service ' +
+          'keeps its SHA-256. Use it as the bearer token, or to obtain access tokens at POST /api/oauth/token.',
+        body: CreateClientBody,
+        response: { 201: resourceReply(CreatedClientSchema, 'Created, with `secret`.', { location: true }), ...problemResponses(400, 401, 403, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { client, secret } = await request.access.transaction((trx) => createClient(trx, request.body, contextOf(request)));
+      setEtag(reply, client.version);
+      reply.header('location', `/api/clients/${client.id}`);
+      return reply.code(201).send({ ...toClientResponse(client, [secret.row]), secret: secret.value });
+    },
+  );
+
+  app.get(
+    '',
+    {
+      config: { access: ADMINS },
+      schema: {
+        operationId: 'listClients',
+        tags: ['clients'],
+        summary: 'The API clients, newest first (admin); never a secret',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: PageSchema(ClientReply), ...problemResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { access } = request;
+      return listPage(request.query, {
+        rows: async (page) => {
+          const rows = await access.readPage((db) => clientsPage(db, page));
+          const secrets = await secretsOfClients(access.db, rows.map((row) => row.id));
+          return rows.map((row) => ({ ...row, secrets }));
+        },
+        count: () => countClients(access.db),
+        toItem: ({ secrets, ...row }) => toClientResponse(row, secrets),
+      });
+    },
+  );
+
+  app.get(
+    '/:id',
+    {
+      config: { access: ADMINS },
+      schema: {
+        operationId: 'getClient',
+        tags: ['clients'],
+        summary: 'One API client (admin)',
+        params: IdParams,
+        response: { 200: resourceReply(ClientReply, 'The client.'), 304: notModifiedReply, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => clientReply(reply, request.access, await existing(request.access, request.params.id)),
+  );
+
+  app.patch(
+    '/:id',
+    {
+      config: { access: ADMINS_STEPPED_UP },
+      schema: {
+        operationId: 'patchClient',
+        tags: ['clients'],
+        summary: 'Change an API client: name, description, scopes, status, rate limit (admin)',
+        description:
+          'A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: ' +
+          'disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was ' +
+          'disabled stay refused when it is enabled again.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: PatchClientBody,
+        response: { 200: resourceReply(ClientReply, 'The client after the change.'), ...problemResponses(400, 401, 403, 404, 412, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { access } = request;
+      const client = await access.transaction((trx) => patchClient(trx, request.params.id, request.headers['if-match'], request.body, contextOf(request)));
+      return clientReply(reply, access, client);
+    },
+  );
+
+  app.delete(
+    '/:id',
+    {
+      config: { access: ADMINS_STEPPED_UP },
+      schema: {
+        operationId: 'deleteClient',
+        tags: ['clients'],
+        summary: 'Delete an API client (admin)',
+        description: 'Its secrets and tokens are refused from the very next request. No body.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 412) },
+      },
+    },
+    async (request, reply) => {
+      await request.access.transaction((trx) => deleteClient(trx, request.params.id, request.headers['if-match'], contextOf(request)));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/:id/secrets',
+    {
+      config: { access: ADMINS_STEPPED_UP, noStore: true, optionalBody: true },
+      schema: {
+        operationId: 'rollClientSecret',
+        tags: ['clients'],
+        summary: 'Give an API client a new secret, the others expiring after an overlap (admin)',
+        description:
+          'The reply shows the new secret once. Every other secret of the client that does not expire sooner now expires ' +
+          '`expire_others_in` seconds from now (default 86400; 0 stops them at once): deploy the new one, then let the old ' +
+          'one lapse. The body is optional.',
+        params: IdParams,
+        body: NewSecretBody,
+        response: { 201: resourceReply(CreatedSecretSchema, 'The new secret, shown once; Location names it (to delete it).', { location: true, etag: false }), ...problemResponses(400, 401, 403, 404, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const expireOthersIn = request.body.expire_others_in ?? DEFAULT_OVERLAP_SECONDS;
+      const secret = await request.access.transaction((trx) => rollSecret(trx, request.params.id, expireOthersIn, contextOf(request)));
+      reply.header('location', `/api/clients/${request.params.id.toLowerCase()}/secrets/${secret.row.id}`);
+      return reply.code(201).send({ ...toSecretResponse(secret.row), secret: secret.value });
+    },
+  );
+
+  app.delete(
+    '/:id/secrets/:secret_id',
+    {
+      config: { access: ADMINS_STEPPED_UP },
+      schema: {
+        operationId: 'deleteClientSecret',
+        tags: ['clients'],
+        summary: 'Delete one secret of an API client (admin)',
+        description: 'The secret stops working at once; access tokens already obtained with it live until they expire. No body.',
+        params: SecretParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await request.access.transaction((trx) => deleteSecret(trx, request.params.id, request.params.secret_id.toLowerCase(), contextOf(request)));
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,57 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/tables.js';
+import { hashClientSecret, SECRET_PATTERN, secretMatches } from '../sessions/client-secrets.js';
+import { touchClient } from '../sessions/client-use-repository.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { findUsableSecret } from './client-repository.js';
+
+/** An error of the token endpoint in RFC 6749 section 5.2's words. */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope' | 'rate_limited',
+    readonly description: string,
+    readonly status: number,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+}
+
+/** How the client said who it is: HTTP Basic, or the form's fields. */
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  viaBasic: boolean;
+}
+
+export interface TokenRequest {
+  grantType: string | undefined;
+  scope: string | undefined;
+  credentials: ClientCredentials | undefined;
+}
+
+const invalidClient = (viaBasic: boolean) =>
+  new OAuthError('invalid_client', 'The client is unknown, disabled or deleted, or its secret is wrong, expired or deleted.', 401, viaBasic ? { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' } : {});
+
+/**
+ * The client credentials grant (RFC 6749 section 4.4): the client proves it holds one of its
+ * live secrets, and gets an access token for the scopes it asked for (all of its scopes when it
+ * named none), signed like a user's and verifiable through the JWKS.
+ */
+export async function grantClientToken(db: Kysely<Database>, issuer: TokenIssuer, request: TokenRequest) {
+  if (request.grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required.', 400);
+  if (request.grantType !== 'client_credentials') throw new OAuthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.', 400);
+  const credentials = request.credentials;
+  if (!credentials) throw new OAuthError('invalid_client', 'Authenticate the client with HTTP Basic, or with client_id and client_secret.', 401);
+  const secret = SECRET_PATTERN.test(credentials.clientSecret) ? await findUsableSecret(db, hashClientSecret(credentials.clientSecret)) : undefined;
+  if (!secret || secret.client_id !== credentials.clientId.toLowerCase() || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
+    throw invalidClient(credentials.viaBasic);
+  }
+  const named = request.scope?.split(' ').filter(Boolean) ?? [];
+  const asked = named.length === 0 ? secret.scopes : named;
+  const missing = asked.filter((scope) => !secret.scopes.includes(scope));
+  if (missing.length > 0) throw new OAuthError('invalid_scope', `The client does not hold ${missing.join(', ')}.`, 400);
+  const scopes = [...new Set(asked)];
+  await touchClient(db, secret.client_id, secret.secret_id);
+  return { access_token: issuer.signClientToken(secret.client_id, scopes), token_type: 'Bearer' as const, expires_in: issuer.accessTokenTtlSeconds, scope: scopes.join(' ') };
+}

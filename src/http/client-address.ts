@@ -1,0 +1,20 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The key a client address is counted under by the rate limits: an IPv4 address as it is, an
+ * IPv6 address by its /64. One customer line or host gets a whole /64 (RFC 6177), so counting
+ * each address of it apart would give an attacker 2^64 budgets. An IPv4 address in IPv6 form
+ * (`::ffff:203.0.113.7`) counts as the IPv4 address.
+ */
+export function addressKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  try {
+    const parsed = ipaddr.IPv6.parse(address.replace(/%.*$/, ''));
+    if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
+    const parts = parsed.parts.slice(0, 4).map((part) => part.toString(16));
+    return `${parts.join(':')}::/64`;
+  } catch {
+    return address;
+  }
+}

@@ -1,0 +1,231 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, ImportStatus, VariantImportRow } from '../db/tables.js';
+import { inTransaction } from '../db/transaction.js';
+import { record, type EventContext } from '../events/event-recorder.js';
+import type { Attempt } from '../jobs/work-queue.js';
+import { applyBatch, type RowOutcome } from './import-batch.js';
+import { FileProblem, rowsOf } from './import-files.js';
+import { deleteImportErrors, deleteUpload, insertImportErrors, markAbandoned, uploadPieces, writeUnderClaim, type ImportClaim, type ImportProgress } from './import-repository.js';
+import { readRow, type ReadRow } from './import-rows.js';
+
+const BATCH_ROWS = 1000;
+const FIRST_ERRORS = 10;
+
+export interface ImportRunner {
+  db: Kysely<Database>;
+  /** Whether progress can be written beside an open transaction (PostgreSQL; not the embedded database). */
+  concurrent: boolean;
+}
+
+/** The import was cancelled, or another instance took it over: this run stops and writes nothing more. */
+class NoLongerOurs extends Error {}
+/** An all-or-nothing run (or a dry run) that must not keep what it wrote: its transaction rolls back, its result stays. */
+class KeepNothing extends Error {
+  constructor(readonly result: Tally) {
+    super('rolled back');
+  }
+}
+
+/** What a run has found so far: the counts, the first errors, and the failed rows not yet stored. */
+class Tally {
+  rows_processed = 0;
+  created = 0;
+  updated = 0;
+  unchanged = 0;
+  failed = 0;
+  first_errors: { line: number; message: string }[] = [];
+  pendingErrors: { line: number; error: string; fields: unknown }[] = [];
+
+  copy(): Tally {
+    const copy = new Tally();
+    Object.assign(copy, this.progress(), { first_errors: [...this.first_errors], pendingErrors: [...this.pendingErrors] });
+    return copy;
+  }
+
+  static resumedFrom(row: VariantImportRow): Tally {
+    const tally = new Tally();
+    Object.assign(tally, { rows_processed: row.rows_processed, created: row.created, updated: row.updated, unchanged: row.unchanged, failed: row.failed, first_errors: row.first_errors });
+    return tally;
+  }
+
+  count(row: ReadRow, outcome: RowOutcome): void {
+    this.rows_processed += 1;
+    if (typeof outcome === 'string') {
+      this[outcome] += 1;
+      return;
+    }
+    this.failed += 1;
+    if (this.first_errors.length < FIRST_ERRORS) this.first_errors.push({ line: row.line, message: outcome.failed });
+    this.pendingErrors.push({ line: row.line, error: outcome.failed, fields: row.source });
+  }
+
+  progress(): ImportProgress {
+    const { rows_processed, created, updated, unchanged, failed, first_errors } = this;
+    return { rows_processed, created, updated, unchanged, failed, first_errors };
+  }
+
+  takeErrors() {
+    const errors = this.pendingErrors;
+    this.pendingErrors = [];
+    return errors;
+  }
+}
+
+/**
+ * The rows of the upload in batches of at most BATCH_ROWS, each SKU at most once in a batch (a
+ * row whose SKU the batch has already ends it, so it meets what the earlier row wrote), after
+ * skipping the rows a resumed run has done.
+ */
+async function* batchesOf(rows: AsyncIterable<ReadRow>, skip: number): AsyncGenerator<ReadRow[]> {
+  let batch: ReadRow[] = [];
+  let skus = new Set<string>();
+  let seen = 0;
+  for await (const row of rows) {
+    if (seen++ < skip) continue;
+    const sku = 'request' in row ? row.request.sku.toLowerCase() : undefined;
+    if (batch.length >= BATCH_ROWS || (sku !== undefined && skus.has(sku))) {
+      yield batch;
+      batch = [];
+      skus = new Set();
+    }
+    batch.push(row);
+    if (sku !== undefined) skus.add(sku);
+  }
+  if (batch.length > 0) yield batch;
+}
+
+async function* readRows(read: () => Kysely<Database>, row: VariantImportRow): AsyncGenerator<ReadRow> {
+  for await (const fileRow of rowsOf(row.format, uploadPieces(read, row.upload_id))) yield readRow(fileRow, row.format);
+}
+
+async function countRows(db: Kysely<Database>, row: VariantImportRow): Promise<number> {
+  let count = 0;
+  for await (const _ of rowsOf(row.format, uploadPieces(() => db, row.upload_id))) count += 1;
+  return count;
+}
+
+const contextOf = (row: VariantImportRow): EventContext => ({ actorId: row.created_by, actorType: row.actor_type, requestId: null });
+
+/** The end of an import: its status and counts, its stored errors, `import.finished`; the upload goes. */
+async function finish(trx: Transaction<Database>, row: VariantImportRow, claim: ImportClaim, status: ImportStatus, tally: Tally, rowsTotal: number | null): Promise<void> {
+  await insertImportErrors(trx, row.id, tally.takeErrors());
+  const written = await writeUnderClaim(trx, claim, { ...tally.progress(), status, finished_at: new Date() });
+  if (!written) throw new NoLongerOurs();
+  const { created, updated, unchanged, failed } = tally;
+  await record(trx, { type: 'import.finished', subjectType: 'import', subjectId: row.id, data: { status, rows_total: rowsTotal, created, updated, unchanged, failed } }, contextOf(row));
+  await deleteUpload(trx, row.upload_id);
+}
+
+/**
+ * `skip_failed`, for real: each batch in its own transaction, with the import's checkpoint
+ * (`rows_processed`, the counts, the failed rows) written in the same transaction under the
+ * claim, so a run that dies, or is cancelled, keeps exactly the batches that committed, and a
+ * resumed run goes on from the checkpoint: no row is applied twice.
+ */
+async function runInBatches(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, signal: AbortSignal): Promise<void> {
+  let tally = Tally.resumedFrom(row);
+  const settings = { mode: row.mode, context: contextOf(row), origin: originOf(row) };
+  for await (const batch of batchesOf(readRows(() => runner.db, row), row.rows_processed)) {
+    if (signal.aborted) throw signal.reason;
+    // Counted on a copy: a transaction retried after a deadlock must not count its batch twice.
+    tally = await inTransaction(runner.db, async (trx) => {
+      const counted = tally.copy();
+      const outcomes = await applyBatch(trx, batch, settings);
+      batch.forEach((item, index) => counted.count(item, outcomes[index]!));
+      await insertImportErrors(trx, row.id, counted.takeErrors());
+      if (!(await writeUnderClaim(trx, claim, counted.progress()))) throw new NoLongerOurs();
+      return counted;
+    });
+  }
+  await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'succeeded', tally, rowsTotal));
+}
+
+/**
+ * `reject_all`, and every dry run: one transaction for the whole file, so nothing of it is
+ * seen before it all commits, and a run that dies leaves nothing (the next run starts over).
+ * Progress is written beside it where the database allows (PostgreSQL), which is also where a
+ * cancellation is noticed; a dry run, or a run with a failed row, rolls back and keeps only its
+ * result.
+ */
+async function runAtOnce(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, signal: AbortSignal): Promise<void> {
+  const settings = { mode: row.mode, context: contextOf(row), origin: originOf(row) };
+  await deleteImportErrors(runner.db, row.id);
+  let kept: Tally;
+  try {
+    await inTransaction(runner.db, async (trx) => {
+      const tally = new Tally();
+      for await (const batch of batchesOf(readRows(() => trx, row), 0)) {
+        if (signal.aborted) throw signal.reason;
+        const outcomes = await applyBatch(trx, batch, settings);
+        batch.forEach((item, index) => tally.count(item, outcomes[index]!));
+        if (runner.concurrent && !(await writeUnderClaim(runner.db, claim, { rows_processed: tally.rows_processed }))) throw new NoLongerOurs();
+      }
+      if (row.dry_run || tally.failed > 0) throw new KeepNothing(tally);
+      await finish(trx, row, claim, 'succeeded', tally, rowsTotal);
+    });
+    return;
+  } catch (error) {
+    if (!(error instanceof KeepNothing)) throw error;
+    kept = error.result;
+  }
+  const status: ImportStatus = row.on_error === 'reject_all' && kept.failed > 0 ? 'failed' : 'succeeded';
+  // A real all-or-nothing import that failed stored nothing: its counts say so.
+  if (!row.dry_run) Object.assign(kept, { created: 0, updated: 0, unchanged: 0 });
+  await inTransaction(runner.db, (trx) => finish(trx, row, claim, status, kept, rowsTotal));
+}
+
+const originOf = (row: VariantImportRow) => ({ createReason: `import ${row.id}`, updateReason: `import ${row.id}`, data: { import_id: row.id } });
+
+/**
+ * One run of a claimed import (the work queue's attempt): it starts (or resumes) the import,
+ * counts the file's rows once, and applies them. A file it cannot read fails the import at
+ * once. A cancelled import, or one another instance took over, is left as it is.
+ */
+export async function runImport(runner: ImportRunner, row: VariantImportRow, signal: AbortSignal): Promise<Attempt> {
+  const claim: ImportClaim = { id: row.id, claimToken: row.claim_token! };
+  try {
+    const start = { status: 'running' as const, ...(row.started_at ? {} : { started_at: new Date() }) };
+    if (row.status === 'pending' && !(await writeUnderClaim(runner.db, claim, start))) throw new NoLongerOurs();
+    let rowsTotal = row.rows_total;
+    try {
+      if (rowsTotal === null) {
+        rowsTotal = await countRows(runner.db, row);
+        if (!(await writeUnderClaim(runner.db, claim, { rows_total: rowsTotal }))) throw new NoLongerOurs();
+      }
+      if (row.on_error === 'skip_failed' && !row.dry_run) await runInBatches(runner, row, claim, rowsTotal, signal);
+      else await runAtOnce(runner, row, claim, rowsTotal, signal);
+    } catch (error) {
+      if (!(error instanceof FileProblem)) throw error;
+      const tally = new Tally();
+      tally.first_errors.push({ line: error.line, message: error.message });
+      await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'failed', tally, rowsTotal));
+    }
+  } catch (error) {
+    if (!(error instanceof NoLongerOurs)) throw error;
+  }
+  const now = await runner.db.selectFrom('variant_imports').select('status').where('id', '=', row.id).executeTakeFirstOrThrow();
+  return { ok: true, columns: { status: now.status } };
+}
+
+/** A cancellation ends the import: `import.finished` with its counts as they stood. */
+export async function recordCancellation(trx: Transaction<Database>, row: VariantImportRow, context: EventContext): Promise<void> {
+  await recordFinished(trx, row, context);
+}
+
+/** `import.finished` for an import that ended with the status and counts its row holds. */
+async function recordFinished(trx: Transaction<Database>, row: VariantImportRow, context: EventContext): Promise<void> {
+  const { status, rows_total, created, updated, unchanged, failed } = row;
+  await record(trx, { type: 'import.finished', subjectType: 'import', subjectId: row.id, data: { status, rows_total, created, updated, unchanged, failed } }, context);
+}
+
+/**
+ * An import the queue gave up on (its runs kept failing, or ran past the deadline) ends like any
+ * other: its finishing time, an error that says why, `import.finished`; its upload goes.
+ */
+export async function finishAbandoned(trx: Transaction<Database>, row: VariantImportRow, reason: string): Promise<void> {
+  const firstErrors = [...row.first_errors, { line: 0, message: `the import could not be completed: ${reason}` }].slice(-10);
+  const ended = await markAbandoned(trx, row.id, firstErrors);
+  if (!ended) return;
+  await recordFinished(trx, ended, contextOf(ended));
+  await deleteUpload(trx, ended.upload_id);
+}

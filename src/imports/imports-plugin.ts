@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type { DatabaseHandle } from '../db/database.js';
+import type { VariantImportRow } from '../db/tables.js';
+import { deleteAbandonedUploads } from './import-repository.js';
+import { importRoutes } from './import-routes.js';
+import { ImportSchema } from './import-schemas.js';
+import { finishAbandoned, runImport } from './import-service.js';
+import { outsideAnyTrace } from '../tracing.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Catalogue files: imports run on the work queue (jobs/work-queue.ts) by whichever instance
+ * claims them, one at a time per instance, under a one-minute lease renewed while they run (an
+ * instance that dies leaves its import to another within a minute); and exports.
+ */
+export const importsPlugin = fastifyPlugin(
+  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
+    const { db, concurrent } = options.database;
+    const runner = { db, concurrent };
+    const queue = app.jobs.addQueue<VariantImportRow>(db, {
+      name: 'run-imports',
+      table: 'variant_imports',
+      doneStatus: 'succeeded',
+      dueStatuses: ['pending', 'running'],
+      deadlineMs: 6 * HOUR_MS,
+      leaseSeconds: 60,
+      renewLeaseEveryMs: 15_000,
+      concurrency: 1,
+      // A run that failed (the database went away) is tried again, from its checkpoint.
+      retryDelaySeconds: (row) => (row.attempts < MAX_ATTEMPTS ? 15 * row.attempts : undefined),
+      attempt: (row, signal) => runImport(runner, row, signal),
+      afterSettle: async (trx, row, attempt, status) => {
+        if (status === 'failed' && !attempt.ok) await finishAbandoned(trx, row, attempt.error);
+      },
+    });
+    app.jobs.add({ name: 'purge-import-uploads', everyMs: HOUR_MS, run: () => deleteAbandonedUploads(db) });
+    app.addSchema(ImportSchema);
+    await app.register(importRoutes, { prefix: '/api/variants', maxBytes: app.config.importMaxBytes, wake: () => void outsideAnyTrace(() => queue.pass()).catch(() => undefined) });
+    app.reserveLiteralSegments(['/api/variants/imports', '/api/variants/export']);
+  },
+  { name: 'imports', dependencies: ['sessions', 'variants', 'events', 'http-frame', 'jobs', 'method-not-allowed'] },
+);

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { inTransaction } from '../db/transaction.js';
+import { inSpan, outsideAnyTrace } from '../tracing.js';
+
+/** The columns every queue table has (email_outbox, webhook_deliveries, variant_imports). */
+export interface QueueRow {
+  id: string;
+  attempts: number;
+  created_at: Date;
+  claim_token: string | null;
+}
+
+/** What an attempt came to; `columns` are written with the result (a status code, a sent time). */
+export type Attempt = { ok: true; columns?: Record<string, unknown> } | { ok: false; error: string; final?: boolean; columns?: Record<string, unknown> };
+
+export interface QueueDefinition<Row extends QueueRow> {
+  /** The job's name (logs, `runNow`). */
+  name: string;
+  table: 'email_outbox' | 'webhook_deliveries' | 'variant_imports';
+  /** The statuses a row is due in (default `pending`): an import whose instance died is `running`. */
+  dueStatuses?: readonly string[];
+  /**
+   * For long attempts (an import): the claim is renewed this often while the attempt runs, so the
+   * lease can stay short (a dead instance's row is due again soon) however long the attempt takes;
+   * a renewal that finds the row taken over aborts the attempt.
+   */
+  renewLeaseEveryMs?: number;
+  /** The status a row gets once its attempt succeeded (`pending` and `failed` are the others). */
+  doneStatus: string;
+  /** The longest an attempt may take: its signal aborts then, and its result is a failure. */
+  deadlineMs: number;
+  /** How long a claim keeps other instances off a row; longer than the deadline and the settle. */
+  leaseSeconds: number;
+  /** Attempts in flight on this instance. */
+  concurrency: number;
+  /** At most `limit` attempts in flight per value of `column` (a webhook): a slow peer holds only its own. */
+  perDestination?: { column: string; limit: number };
+  /** The pause before the next attempt after a failure, or undefined: the row has failed for good. */
+  retryDelaySeconds(row: Row): number | undefined;
+  attempt(row: Row, signal: AbortSignal): Promise<Attempt>;
+  /** More work in the settle's transaction (a webhook's failure count). */
+  afterSettle?(trx: Transaction<any>, row: Row, attempt: Attempt, status: string): Promise<void>;
+}
+
+/**
+ * The one claim-send-retry loop of the outboxes. Every instance runs it: a pass claims due rows
+ * with FOR UPDATE SKIP LOCKED (no two instances take the same row) under a lease (a row whose
+ * instance died mid-attempt is due again when the lease ends), starts each attempt on its own
+ * and returns; an attempt that ends frees its slot and wakes the loop, so no attempt waits for a
+ * batch. Each attempt has a deadline shorter than the lease, and its result is written only
+ * under its own claim (`claim_token`), so no row is attempted twice at once because a sender
+ * was slow.
+ */
+export class WorkQueue<Row extends QueueRow> {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perDestination = new Map<string, number>();
+  private passing: Promise<number> | undefined;
+  private wakeTimer: NodeJS.Immediate | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly definition: QueueDefinition<Row>,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    // An attempt outliving its claim could be claimed and made again by another instance.
+    const renewed = definition.renewLeaseEveryMs !== undefined && definition.renewLeaseEveryMs * 3 <= definition.leaseSeconds * 1000;
+    if (!renewed && definition.leaseSeconds * 1000 < 2 * definition.deadlineMs) {
+      throw new Error(`queue ${definition.name}: the lease must be at least twice the attempt's deadline`);
+    }
+  }
+
+  get name(): string {
+    return this.definition.name;
+  }
+
+  /** One pass: claims what the free slots allow and starts it. Returns how many it started. */
+  pass(): Promise<number> {
+    this.passing ??= this.claimAndStart().finally(() => {
+      this.passing = undefined;
+    });
+    return this.passing;
+  }
+
+  /**
+   * Waits for the attempts in flight now (and those a pass in progress starts) to settle; not for
+   * attempts started after, which a queue that keeps failing would start for as long as it retries.
+   */
+  async drain(): Promise<void> {
+    await this.passing;
+    await Promise.all(this.inFlight.values());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.wakeTimer) clearImmediate(this.wakeTimer);
+    await this.drain();
+  }
+
+  private async claimAndStart(): Promise<number> {
+    const free = this.definition.concurrency - this.inFlight.size;
+    if (this.stopped || free <= 0) return 0;
+    const rows = await this.claim(free);
+    for (const row of rows) this.start(row);
+    return rows.length;
+  }
+
+  /**
+   * Takes up to `limit` due rows for this instance. With `perDestination`, a destination gets no
+   * more rows than its limit less what is in flight to it here, counted in the claim itself
+   * (the rows of one destination ranked by when they are due).
+   */
+  private async claim(limit: number): Promise<Row[]> {
+    const { table, leaseSeconds, perDestination } = this.definition;
+    const token = randomUUID();
+    const statuses = this.definition.dueStatuses ?? ['pending'];
+    const due = sql`status in (${sql.join(statuses)}) and next_attempt_at <= now() and (claimed_until is null or claimed_until <= now())`;
+    let candidates = sql`select id from ${sql.table(table)} where ${due} order by next_attempt_at limit ${limit}`;
+    if (perDestination) {
+      const inFlight = [...this.perDestination];
+      const column = sql.ref(`queued.${perDestination.column}`);
+      candidates = sql`
+        select id from (
+          select queued.id, queued.next_attempt_at, coalesce(busy.used, 0) as used,
+                 row_number() over (partition by ${column} order by queued.next_attempt_at, queued.id) as rank
+          from ${sql.table(table)} as queued
+          left join unnest(${inFlight.map(([destination]) => destination)}::uuid[], ${inFlight.map(([, count]) => count)}::int[]) as busy (destination, used)
+            on busy.destination = ${column}
+          where ${due}
+        ) as ranked
+        where rank + used <= ${perDestination.limit}
+        order by next_attempt_at
+        limit ${limit}`;
+    }
+    const claimed = await sql<Row>`
+      update ${sql.table(table)}
+      set claimed_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1, claim_token = ${token}
+      where id in (
+        -- Due is asked again of the locked row: another instance may have claimed it since the candidates were read.
+        select id from ${sql.table(table)} where id in (${candidates}) and ${due} for update skip locked
+      )
+      returning *`.execute(this.db);
+    return claimed.rows;
+  }
+
+  private destinationOf(row: Row): string | undefined {
+    const column = this.definition.perDestination?.column;
+    return column ? String((row as unknown as Record<string, unknown>)[column]) : undefined;
+  }
+
+  private start(row: Row): void {
+    const destination = this.destinationOf(row);
+    if (destination) this.perDestination.set(destination, (this.perDestination.get(destination) ?? 0) + 1);
+    const running = this.run(row).finally(() => {
+      this.inFlight.delete(row.id);
+      if (destination) {
+        const left = (this.perDestination.get(destination) ?? 1) - 1;
+        if (left > 0) this.perDestination.set(destination, left);
+        else this.perDestination.delete(destination);
+      }
+      this.wake();
+    });
+    this.inFlight.set(row.id, running);
+  }
+
+  /** A freed slot may take a row that is due now, without waiting for the next tick. */
+  private wake(): void {
+    if (this.stopped || this.wakeTimer) return;
+    this.wakeTimer = setImmediate(() => {
+      this.wakeTimer = undefined;
+      outsideAnyTrace(() => this.pass()).catch((error: unknown) => this.log.warn({ err: error, job: this.definition.name }, 'background job failed; it will run again'));
+    });
+  }
+
+  private async run(row: Row): Promise<void> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`no result within ${this.definition.deadlineMs / 1000} s`)), this.definition.deadlineMs);
+    const renewal = this.renewLease(row, controller);
+    let attempt: Attempt;
+    try {
+      attempt = await Promise.race([
+        // Each attempt is a trace of its own (tracing on), whoever woke the queue.
+        inSpan(`${this.definition.name} attempt`, { root: true }, () => this.definition.attempt(row, controller.signal)),
+        new Promise<Attempt>((resolve) => controller.signal.addEventListener('abort', () => resolve({ ok: false, error: String((controller.signal.reason as Error).message) }))),
+      ]);
+    } catch (error) {
+      attempt = { ok: false, error: String((error as Error).message ?? error).slice(0, 500) };
+    } finally {
+      clearTimeout(timer);
+      if (renewal) clearInterval(renewal);
+    }
+    try {
+      await this.settle(row, attempt);
+    } catch (error) {
+      // Unsettled, the row is attempted again once its lease ends.
+      this.log.warn({ err: error, job: this.definition.name }, 'could not record the result of an attempt');
+    }
+  }
+
+  /** Renews the claim of a long attempt while it runs; aborts the attempt once the claim is no longer its own. */
+  private renewLease(row: Row, controller: AbortController): NodeJS.Timeout | undefined {
+    const { renewLeaseEveryMs, table, leaseSeconds } = this.definition;
+    if (renewLeaseEveryMs === undefined) return undefined;
+    const timer = setInterval(() => {
+      sql<{ id: string }>`
+        update ${sql.table(table)} set claimed_until = now() + make_interval(secs => ${leaseSeconds})
+        where id = ${row.id} and claim_token = ${row.claim_token} returning id`
+        .execute(this.db)
+        .then((renewed) => {
+          if (renewed.rows.length === 0) controller.abort(new Error('the claim was taken over'));
+        })
+        .catch((error: unknown) => this.log.warn({ err: error, job: this.definition.name }, 'could not renew a claim'));
+    }, renewLeaseEveryMs);
+    timer.unref();
+    return timer;
+  }
+
+  /** Writes the result under the claim it was made with; a row taken over meanwhile is left alone. */
+  private settle(row: Row, attempt: Attempt): Promise<void> {
+    const { table, doneStatus } = this.definition;
+    const delay = attempt.ok || attempt.final ? undefined : this.definition.retryDelaySeconds(row);
+    const status = attempt.ok ? doneStatus : delay === undefined ? 'failed' : 'pending';
+    return inTransaction(this.db, async (trx) => {
+      // The queue tables share these columns; Kysely cannot type a column over a table chosen at run time.
+      const settled = await (trx as Kysely<any>)
+        .updateTable(table)
+        .set({
+          status,
+          claimed_until: null,
+          claim_token: null,
+          last_error: attempt.ok ? null : attempt.error,
+          ...(delay === undefined ? {} : { next_attempt_at: sql<Date>`now() + make_interval(secs => ${delay})` }),
+          ...attempt.columns,
+        })
+        .where('id', '=', row.id)
+        .where('claim_token', '=', row.claim_token)
+        .returning('id')
+        .executeTakeFirst();
+      if (settled) await this.definition.afterSettle?.(trx, row, attempt, status);
+    });
+  }
+}
+
+/** For the metrics: rows due now and not yet attempted to the end, and how long the oldest has waited. */
+export async function queueStats(db: Kysely<any>, table: QueueDefinition<QueueRow>['table']): Promise<{ count: number; oldestAgeSeconds: number }> {
+  const row = await sql<{ due: string; oldest: number | null }>`
+    select count(*) as due, extract(epoch from now() - min(next_attempt_at)) as oldest
+    from ${sql.table(table)} where status = 'pending' and next_attempt_at <= now()`.execute(db);
+  return { count: Number(row.rows[0]?.due ?? 0), oldestAgeSeconds: Math.max(0, Number(row.rows[0]?.oldest ?? 0)) };
+}

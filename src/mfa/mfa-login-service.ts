@@ -1,0 +1,101 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/tables.js';
+import { inTransaction } from '../db/transaction.js';
+import type { EventContext } from '../events/event-recorder.js';
+import { accountSuspended, AppError } from '../http/errors.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { startSession, type ClientDetails, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
+import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
+import { findUserById, lockUserForLogin } from '../users/user-repository.js';
+import { factorsOfUser } from './factor-repository.js';
+import { countLoginTokenFailure, findLoginToken, insertLoginToken, lockLoginToken, spendLoginToken } from './login-token-repository.js';
+import type { MfaSettings } from './mfa-settings.js';
+import { countRecoveryCodesLeft } from './recovery-code-repository.js';
+import { checkSecondFactor, invalidMfaCode, methodsOf, type ProofMethod, type SecondFactorProof } from './second-factor-check.js';
+
+/** An mfa_token is good for 5 minutes, and for 4 wrong codes: the 5th kills it. */
+const LOGIN_TOKEN_TTL_SECONDS = 300;
+const WRONG_CODES_PER_TOKEN = 5;
+
+const hashLoginToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export const invalidMfaToken = () => new AppError('invalid_mfa_token', 'The mfa_token is unknown, expired or spent, or has seen 5 wrong codes: log in again.');
+
+/** What a login whose user has a second factor answers instead of a session. */
+export interface SecondStep {
+  mfa_token: string;
+  methods: ('totp' | 'webauthn' | 'recovery_code')[];
+}
+
+/**
+ * The second step a login needs, in the login's transaction once the password was found right:
+ * undefined for a user without a confirmed factor (the login starts its session), else a new
+ * `mfa_token` (256 random bits, kept as its hash) tied to the session version the login saw.
+ * Nothing of a session exists until the second step.
+ */
+export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }): Promise<SecondStep | undefined> {
+  const factors = await factorsOfUser(trx, user.id);
+  if (factors.length === 0) return undefined;
+  const token = randomBytes(32).toString('base64url');
+  await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
+  return { mfa_token: token, methods: methodsOf(factors.map((factor) => factor.type), await countRecoveryCodesLeft(trx, user.id)) };
+}
+
+/** RFC 8176 values for a session started with a password and this second factor. */
+const SESSION_START: Record<ProofMethod, SessionStart> = {
+  otp: { amr: ['pwd', 'otp', 'mfa'] },
+  hwk: { amr: ['pwd', 'hwk', 'mfa'] },
+  recovery_code: { amr: ['pwd', 'mfa'] },
+};
+
+/** The user a live login token names (before any limit is spent): what the rate limits count by. */
+export async function loginTokenUser(db: Kysely<Database>, mfaToken: string): Promise<{ tokenId: string; userId: string; email: string } | undefined> {
+  const token = await findLoginToken(db, hashLoginToken(mfaToken));
+  if (!token || token.used_at || token.expires_at.getTime() <= Date.now() || token.failures >= WRONG_CODES_PER_TOKEN) return undefined;
+  const user = await findUserById(db, token.user_id);
+  return user ? { tokenId: token.id, userId: user.id, email: user.email } : undefined;
+}
+
+type SecondStepOutcome = { pair: TokenPair } | { refusal: 'token' | 'code' | 'suspended' };
+
+/**
+ * A login's second step: the code counts toward the account's failed logins until it proves
+ * right (as a password does), the token is locked for the check, and the session starts in the
+ * same transaction as the token is spent, under a share lock of the user that finds any password
+ * change, reset, suspension, deletion or factor reset since the first step (the session version
+ * moved) and starts nothing then. A wrong code is counted on the token and committed before the
+ * refusal; the 5th kills the token.
+ */
+export async function completeSecondStep(
+  db: Kysely<Database>,
+  issuer: TokenIssuer,
+  settings: MfaSettings,
+  login: { tokenId: string; userId: string; email: string; proof: SecondFactorProof },
+  client: ClientDetails,
+  limits: { accountFailureLimit: number },
+  context: EventContext,
+): Promise<TokenPair> {
+  const attempt = await beginLoginAttempt(db, login.email, limits.accountFailureLimit);
+  const outcome = await inTransaction(db, async (trx): Promise<SecondStepOutcome> => {
+    const token = await lockLoginToken(trx, login.tokenId);
+    if (!token || token.used_at || token.expires_at.getTime() <= Date.now() || token.failures >= WRONG_CODES_PER_TOKEN) return { refusal: 'token' };
+    const user = await lockUserForLogin(trx, token.user_id);
+    if (!user || user.deleted_at || user.session_version !== token.session_version) return { refusal: 'token' };
+    const method = await checkSecondFactor(trx, settings, { id: user.id, email: login.email }, login.proof, { loginTokenId: token.id }, { ...context, actorId: user.id, actorType: 'user' });
+    if (!method) {
+      await countLoginTokenFailure(trx, token.id);
+      return { refusal: 'code' };
+    }
+    await spendLoginToken(trx, token.id);
+    if (user.status !== 'active') return { refusal: 'suspended' };
+    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[method]) };
+  });
+  if ('pair' in outcome) {
+    await loginSucceeded(db, attempt);
+    return outcome.pair;
+  }
+  if (outcome.refusal !== 'code') await loginSucceeded(db, attempt);
+  if (outcome.refusal === 'suspended') throw accountSuspended();
+  throw outcome.refusal === 'token' ? invalidMfaToken() : invalidMfaCode();
+}

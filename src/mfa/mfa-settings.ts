@@ -1,0 +1,13 @@
+import type { Role } from '../db/tables.js';
+import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
+import type { RelyingParty } from './passkeys.js';
+
+/** What the second factors need of the configuration, built once by the plugin. */
+export interface MfaSettings {
+  /** WEBAUTHN_RP_ID, PUBLIC_URL's origin, MFA_ISSUER. */
+  party: RelyingParty;
+  /** The TOTP secrets, sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set. */
+  secrets: SecretsAtRest;
+  /** MFA_REQUIRED_ROLES. */
+  requiredRoles: readonly Role[];
+}

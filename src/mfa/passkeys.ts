@@ -1,0 +1,118 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+
+/** The relying party passkeys are made for: WEBAUTHN_RP_ID, PUBLIC_URL's origin, MFA_ISSUER. */
+export interface RelyingParty {
+  id: string;
+  origin: string;
+  name: string;
+}
+
+/** A challenge is good for 5 minutes; the browser is told the same. */
+export const CHALLENGE_TTL_SECONDS = 300;
+
+/** A stored passkey, as verification needs it. */
+export interface StoredPasskey {
+  credential_id: string;
+  public_key: Uint8Array;
+  sign_count: number;
+  transports: string[] | null;
+}
+
+const descriptorOf = (passkey: Pick<StoredPasskey, 'credential_id' | 'transports'>) => ({
+  id: passkey.credential_id,
+  ...(passkey.transports ? { transports: passkey.transports } : {}),
+});
+
+/** The user handle: the user's id as its 16 bytes (no personal data). */
+const userHandle = (userId: string) => Uint8Array.from(Buffer.from(userId.replace(/-/g, ''), 'hex'));
+
+/** Options for a new passkey: attestation `none`, user verification preferred, the user's passkeys excluded. */
+export function registrationOptions(
+  party: RelyingParty,
+  user: { id: string; email: string; name: string },
+  existing: Pick<StoredPasskey, 'credential_id' | 'transports'>[],
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  return generateRegistrationOptions({
+    rpName: party.name,
+    rpID: party.id,
+    userID: userHandle(user.id),
+    userName: user.email,
+    userDisplayName: user.name,
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+    attestationType: 'none',
+    excludeCredentials: existing.map(descriptorOf),
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+  });
+}
+
+/** Options for an assertion by one of the user's passkeys. */
+export function authenticationOptions(party: RelyingParty, passkeys: Pick<StoredPasskey, 'credential_id' | 'transports'>[]): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return generateAuthenticationOptions({
+    rpID: party.id,
+    allowCredentials: passkeys.map(descriptorOf),
+    userVerification: 'preferred',
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+  });
+}
+
+/**
+ * The challenge a registration or an assertion answers, read from its client data (what the
+ * browser signed over), so the stored challenge can be found and spent; undefined when the
+ * client data is not readable.
+ */
+export function challengeOf(credential: { response: { clientDataJSON: string } }): string | undefined {
+  try {
+    const clientData = JSON.parse(Buffer.from(credential.response.clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof clientData.challenge === 'string' && clientData.challenge.length > 0 ? clientData.challenge : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A verified registration's passkey, or undefined for any response that does not verify. */
+export async function verifiedRegistration(party: RelyingParty, response: RegistrationResponseJSON, challenge: string): Promise<Omit<StoredPasskey, 'sign_count'> & { sign_count: number } | undefined> {
+  try {
+    const result = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: party.origin,
+      expectedRPID: party.id,
+      requireUserVerification: false,
+    });
+    if (!result.verified) return undefined;
+    const { credential } = result.registrationInfo;
+    return { credential_id: credential.id, public_key: credential.publicKey, sign_count: credential.counter, transports: credential.transports ?? null };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The passkey's new signature counter after a verified assertion, or undefined for any
+ * assertion that does not verify (a bad signature, another origin or challenge, a counter that
+ * did not move past the stored one: a cloned authenticator).
+ */
+export async function verifiedAssertion(party: RelyingParty, response: AuthenticationResponseJSON, challenge: string, passkey: StoredPasskey): Promise<number | undefined> {
+  try {
+    const result = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: party.origin,
+      expectedRPID: party.id,
+      credential: { id: passkey.credential_id, publicKey: passkey.public_key as never, counter: passkey.sign_count, ...(passkey.transports ? { transports: passkey.transports } : {}) },
+      requireUserVerification: false,
+    });
+    return result.verified ? result.authenticationInfo.newCounter : undefined;
+  } catch {
+    return undefined;
+  }
+}

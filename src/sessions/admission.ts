@@ -1,0 +1,236 @@
+import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Database, Role } from '../db/tables.js';
+import { inTransaction } from '../db/transaction.js';
+import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
+import { scopesOf, type AccessRule } from './access-rule.js';
+import { besideCaller, callerAlone, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+
+/** Who makes a request, once admitted. */
+export interface Caller {
+  kind: 'user' | 'client';
+  id: string;
+  /** A user's role; null for an API client. */
+  role: Role | null;
+  /** The session of a user's access token. */
+  sessionId: string | undefined;
+}
+
+/** What the admission needs of the app around it. */
+export interface AdmissionHost {
+  /** A refused credential spends its address's budget, like a request without one. */
+  spendAddressBudget(): Promise<void>;
+  /** An API client's request spends the client's own budget (its `rate_limit`, else API_RATE_LIMIT). */
+  spendClientBudget(clientId: string, limit: number | null): Promise<void>;
+  /** Notes the session as used (at most once a minute; see caller__stale). */
+  touchSession(sessionId: string): void;
+  /** Notes the client, and the secret it sent, as used (at most once a minute). */
+  touchClient(clientId: string, secretId: string | null): void;
+  /** MFA_REQUIRED_ROLES and MFA_STEP_UP_MAX_AGE. */
+  readonly secondFactors: SecondFactorPolicy;
+}
+
+/** Who must have a second factor, and how fresh it must be for a step-up route. */
+export interface SecondFactorPolicy {
+  requiredRoles: readonly Role[];
+  stepUpMaxAgeSeconds: number;
+}
+
+const withChallenge = (error: AppError) => new AppError(error.code, error.detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+
+/** RFC 6750: the scope the client lacks, named in the challenge. */
+const insufficientScope = (scope: string) =>
+  new AppError('insufficient_scope', `This API client lacks the scope ${scope}.`, undefined, {
+    'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+  });
+
+const enrolmentRequired = () =>
+  new AppError('mfa_enrollment_required', 'Your role requires a second factor: add one under /api/auth/mfa before anything else.');
+
+/** RFC 9470: the session must verify its second factor again, within max_age seconds. */
+const stepUpRequired = (maxAge: number) =>
+  new AppError('step_up_required', `This action needs a second factor verified within the last ${maxAge} seconds: verify it with POST /api/auth/mfa/verify.`, undefined, {
+    'www-authenticate': `Bearer error="insufficient_user_authentication", error_description="A second factor verified within ${maxAge} seconds is required", max_age=${maxAge}`,
+  });
+
+const NOBODY = '00000000-0000-0000-0000-000000000000';
+
+const usersOnly = () => forbidden('This operation is for users only: API clients may not call it.');
+
+/**
+ * The one admission step, for every caller of every route: it alone holds the database for a
+ * request, and lends it only once the caller is admitted under the route's rule (`config.access`).
+ * A handler reaches the database through it in one of four ways:
+ * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
+ * - `readPage(query)`: a list, likewise, its order kept;
+ * - `transaction(work)`: a write, whose transaction's first statement checks the caller;
+ * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
+ *   connection between a read and a write (argon2, DNS).
+ * The rules (401, 403 and their order) are applied in `decide`, to the caller's row however it
+ * was read, so every way answers alike. Callers are users (an access token of a session) or API
+ * clients (a secret, or an access token of the client credentials grant).
+ */
+export class Access {
+  #caller: Caller | undefined;
+  #decision: Promise<Caller> | undefined;
+
+  constructor(
+    private readonly database: Kysely<Database>,
+    readonly rule: AccessRule,
+    /** The credentials' caller; undefined on a public route. */
+    readonly key: CallerKey | undefined,
+    private readonly host: AdmissionHost,
+    /** The value of the rule's `orSelf` parameter, read when the request's parameters are valid. */
+    private readonly selfParameter: () => string | undefined,
+  ) {}
+
+  /** Whether the caller has been admitted (a public route is, from the start). */
+  get admitted(): boolean {
+    return this.rule.public === true || this.#caller !== undefined;
+  }
+
+  /** The admitted caller. */
+  get caller(): Caller {
+    if (!this.#caller) throw new Error('the caller has not been admitted yet: read through the admission first');
+    return this.#caller;
+  }
+
+  /** The admitted caller's id (a user's, or an API client's). */
+  get callerId(): string {
+    return this.caller.id;
+  }
+
+  /**
+   * The user whose credentials these are, known before admission, for a route of the caller's own
+   * account (users only). An API client's credentials name no user: this is then an id nobody
+   * has, and the admission refuses the client all the same.
+   */
+  get ownUserId(): string {
+    return this.key?.kind === 'user' ? this.key.userId : NOBODY;
+  }
+
+  /** Who changes what this request changes, for its events: the admitted caller (none on a public route). */
+  get actor(): { type: 'user' | 'client'; id: string } | undefined {
+    if (this.rule.public) return undefined;
+    return { type: this.caller.kind, id: this.caller.id };
+  }
+
+  /** The database, for an admitted caller (or a public route) only. */
+  get db(): Kysely<Database> {
+    if (!this.admitted) throw new Error('the caller has not been admitted yet: read through the admission first');
+    return this.database;
+  }
+
+  private gate(): Gate {
+    const selfId = this.rule.orSelf ? (this.selfParameter()?.toLowerCase() ?? null) : null;
+    const policy = this.host.secondFactors;
+    return {
+      roles: this.rule.roles ?? [],
+      selfId,
+      scopes: scopesOf(this.rule),
+      mfaRoles: this.rule.duringEnrolment ? [] : policy.requiredRoles,
+      stepUpSeconds: this.rule.stepUp ? policy.stepUpMaxAgeSeconds : null,
+    };
+  }
+
+  /** A keyed read beside the caller (callerRead in a repository): the data rows, for an admitted caller. */
+  async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
+    const rows = await query.run(this.database, this.key!, this.gate(), values);
+    if (!this.admitted) this.#decision ??= this.decide(rows[0]);
+    await this.#decision;
+    return this.dataOf(rows as unknown as Record<string, unknown>[]);
+  }
+
+  /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
+  async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
+    if (this.admitted) return query(this.database).execute() as Promise<Row[]>;
+    const rows = (await besideCaller(this.database, callerOf(this.database, this.key!), this.gate(), query(this.database), true).execute()) as CallerColumns[];
+    this.#decision ??= this.decide(rows[0]);
+    await this.#decision;
+    return this.dataOf(rows as unknown as Record<string, unknown>[]);
+  }
+
+  /**
+   * A write: the transaction's first statement checks the caller (unless a read of this request
+   * has admitted it), so a refused caller's transaction rolls back before anything is written.
+   */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return inTransaction(this.database, async (trx) => {
+      if (!this.admitted) await this.admitWith(trx);
+      return work(trx);
+    });
+  }
+
+  /** The caller checked by a statement of its own (once a request), before work that needs it. */
+  async admit(): Promise<void> {
+    await this.admitWith(this.database);
+  }
+
+  private admitWith(db: Kysely<Database>): Promise<Caller | undefined> {
+    if (this.rule.public) return Promise.resolve(undefined);
+    this.#decision ??= callerAlone(db, this.key!).then((rows) => this.decide(rows[0]));
+    return this.#decision;
+  }
+
+  /** The data of a fused read: the rows that carry data, without the caller's columns. */
+  private dataOf<Row>(rows: Record<string, unknown>[]): Row[] {
+    const data: Row[] = [];
+    for (const row of rows) {
+      if (row.caller__row === null || row.caller__row === undefined) continue;
+      const kept: Record<string, unknown> = {};
+      for (const column in row) if (!column.startsWith('caller__')) kept[column] = row[column];
+      data.push(kept as Row);
+    }
+    return data;
+  }
+
+  /**
+   * The rules, in the order API.md gives them: credentials that name nobody now (a deleted user,
+   * an ended session; an unknown, deleted or expired secret, a disabled or deleted client) are 401;
+   * a suspended user 403 `account_suspended` (the suspension ended every session; while it lasts
+   * the answer says so); a user whose role requires a second factor and who has none 403
+   * `mfa_enrollment_required` (unless the route is open during enrolment); a role the rule does
+   * not allow 403 `forbidden`; an API client on a route for users only 403 `forbidden`, and one
+   * without the route's scope 403 `insufficient_scope`; on a step-up route, a user with a factor
+   * whose session has not verified it within MFA_STEP_UP_MAX_AGE 403 `step_up_required`.
+   */
+  private async decide(row: CallerColumns | undefined): Promise<Caller> {
+    let refusal: AppError | undefined;
+    if (!row) refusal = withChallenge(invalidToken());
+    else if (row.caller__kind === 'user' && row.caller__status === 'suspended') refusal = accountSuspended();
+    else if (!row.caller__live || row.caller__status !== 'active') refusal = withChallenge(invalidToken());
+    if (refusal) {
+      await this.host.spendAddressBudget();
+      throw refusal;
+    }
+    const admitted = row!;
+    if (admitted.caller__kind === 'client') await this.host.spendClientBudget(admitted.caller__id, admitted.caller__rate_limit);
+    this.authorize(admitted);
+    if (admitted.caller__stale) {
+      if (this.key?.kind === 'user') this.host.touchSession(this.key.sessionId);
+      else this.host.touchClient(admitted.caller__id, admitted.caller__credential);
+    }
+    this.#caller = {
+      kind: admitted.caller__kind,
+      id: admitted.caller__id,
+      role: admitted.caller__role,
+      sessionId: this.key?.kind === 'user' ? this.key.sessionId : undefined,
+    };
+    return this.#caller;
+  }
+
+  /** The rule's roles (or self) and second factor for a user; its scopes for an API client. */
+  private authorize(caller: CallerColumns): void {
+    const gate = this.gate();
+    if (caller.caller__kind === 'client') {
+      if (gate.scopes.length === 0) throw usersOnly();
+      if (!gate.scopes.some((scope) => caller.caller__scopes?.includes(scope))) throw insufficientScope(gate.scopes[0]!);
+      return;
+    }
+    if (!caller.caller__mfa_enrolled && caller.caller__role !== null && gate.mfaRoles.includes(caller.caller__role)) throw enrolmentRequired();
+    const allowed = (caller.caller__role !== null && gate.roles.includes(caller.caller__role)) || (gate.selfId !== null && caller.caller__id === gate.selfId);
+    if (!allowed) throw forbidden();
+    if (gate.stepUpSeconds !== null && caller.caller__mfa_enrolled && (caller.caller__mfa_age === null || caller.caller__mfa_age > gate.stepUpSeconds)) {
+      throw stepUpRequired(gate.stepUpSeconds);
+    }
+  }
+}

@@ -1,0 +1,266 @@
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { preparedQuery } from '../db/prepared-query.js';
+import type { Database, Role } from '../db/tables.js';
+
+/** Whom a request's credentials name, before the database is asked about them. */
+export interface UserKey {
+  kind: 'user';
+  userId: string;
+  sessionId: string;
+}
+/** An API client's secret sent as the bearer token: the client is known once the database is asked. */
+export interface ClientSecretKey {
+  kind: 'client-secret';
+  secretHash: string;
+}
+/** An API client's access token (client credentials grant). */
+export interface ClientTokenKey {
+  kind: 'client-token';
+  clientId: string;
+  /** The scopes the token was granted; the request may use those the client still holds. */
+  scopes: readonly string[];
+  issuedAt: Date;
+}
+export type CallerKey = UserKey | ClientSecretKey | ClientTokenKey;
+
+/**
+ * The caller as the database says now, in the columns the admission decides on. Prefixed, so
+ * they never clash with a data query's columns beside them.
+ */
+export interface CallerColumns {
+  caller__kind: 'user' | 'client';
+  caller__id: string;
+  caller__role: Role | null;
+  /** `active`, `suspended` (a user), `disabled` (a client). */
+  caller__status: string;
+  /** The session is open (a user); the secret or token still counts (a client). */
+  caller__live: boolean;
+  /** Its last use was noted more than a minute ago: note it again. */
+  caller__stale: boolean;
+  caller__scopes: string[] | null;
+  /** A client's own rate limit (null: API_RATE_LIMIT); null for a user. */
+  caller__rate_limit: number | null;
+  /** The secret a client sent as its bearer token, to note its use; null otherwise. */
+  caller__credential: string | null;
+  /** The user has a confirmed second factor (false for a client). */
+  caller__mfa_enrolled: boolean;
+  /** Whole seconds since the session last verified a second factor; null if it never did (or a client). */
+  caller__mfa_age: number | null;
+}
+
+/** The caller of a user's access token: the user by id, beside the session the token names. */
+export function userCaller(db: Kysely<Database>, key: { userId: string; sessionId: string }) {
+  return db
+    .selectFrom('users')
+    .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id'))
+    .select([
+      sql<'user'>`'user'`.as('caller__kind'),
+      'users.id as caller__id',
+      'users.role as caller__role',
+      'users.status as caller__status',
+      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now())`.as('caller__live'),
+      // Worked out on the database's clock: a flag costs less to read than a timestamp.
+      sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
+      sql<string[] | null>`null::text[]`.as('caller__scopes'),
+      sql<number | null>`null::integer`.as('caller__rate_limit'),
+      sql<string | null>`null::uuid`.as('caller__credential'),
+      sql<boolean>`exists (select 1 from mfa_factors where mfa_factors.user_id = users.id and mfa_factors.confirmed_at is not null)`.as('caller__mfa_enrolled'),
+      sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
+    ])
+    .where('users.id', '=', key.userId)
+    .where('users.deleted_at', 'is', null);
+}
+
+/** An API client has no second factor: the rules about factors never apply to it. */
+const CLIENT_HAS_NO_FACTOR = [sql<boolean>`false`.as('caller__mfa_enrolled'), sql<number | null>`null::integer`.as('caller__mfa_age')] as const;
+
+const clientStale = sql<boolean>`(api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute')`;
+
+/**
+ * The caller of an API client's secret: the secret by its hash, beside its client. The secret
+ * counts while it is not deleted nor past its `expires_at`, and its client is not deleted.
+ */
+export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: string }) {
+  return db
+    .selectFrom('api_client_secrets')
+    .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
+    .select([
+      sql<'client'>`'client'`.as('caller__kind'),
+      'api_clients.id as caller__id',
+      sql<Role | null>`null::text`.as('caller__role'),
+      'api_clients.status as caller__status',
+      sql<boolean>`(api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null)`.as('caller__live'),
+      sql<boolean>`(${clientStale} or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
+      'api_clients.scopes as caller__scopes',
+      'api_clients.rate_limit as caller__rate_limit',
+      'api_client_secrets.id as caller__credential',
+      ...CLIENT_HAS_NO_FACTOR,
+    ])
+    .where('api_client_secrets.secret_hash', '=', key.secretHash);
+}
+
+/**
+ * The caller of an API client's access token: the client by id. The token counts while the
+ * client is not deleted and was not disabled after the token was issued; the request may use
+ * the scopes both the token and the client hold now (a scope taken away applies at once).
+ */
+export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; issuedAt: Date }) {
+  return db
+    .selectFrom('api_clients')
+    .select([
+      sql<'client'>`'client'`.as('caller__kind'),
+      'api_clients.id as caller__id',
+      sql<Role | null>`null::text`.as('caller__role'),
+      'api_clients.status as caller__status',
+      sql<boolean>`(api_clients.deleted_at is null and (api_clients.tokens_valid_after is null or api_clients.tokens_valid_after <= ${key.issuedAt}::timestamptz))`.as('caller__live'),
+      clientStale.as('caller__stale'),
+      sql<string[]>`array(select unnest(api_clients.scopes) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
+      'api_clients.rate_limit as caller__rate_limit',
+      sql<string | null>`null::uuid`.as('caller__credential'),
+      ...CLIENT_HAS_NO_FACTOR,
+    ])
+    .where('api_clients.id', '=', key.clientId);
+}
+
+/** The caller's row for any kind of credentials. */
+export function callerOf(db: Kysely<Database>, key: CallerKey) {
+  switch (key.kind) {
+    case 'user':
+      return userCaller(db, key);
+    case 'client-secret':
+      return clientSecretCaller(db, key);
+    case 'client-token':
+      return clientTokenCaller(db, key);
+  }
+}
+
+/** What the database itself requires before it reads a request's data (the rest is admission.ts). */
+export interface Gate {
+  roles: readonly Role[];
+  /** The user a route's `orSelf` parameter names, or null. */
+  selfId: string | null;
+  /** The scopes that open the route to API clients (any of them); none: users only. */
+  scopes: readonly string[];
+  /** Roles that must have a second factor to call the route (none on a route open during enrolment). */
+  mfaRoles: readonly Role[];
+  /** A step-up route: the most seconds since the session verified its second factor; null otherwise. */
+  stepUpSeconds: number | null;
+}
+
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
+/** An age no verification has: "never verified", and "any age will do" off step-up routes. */
+const NEVER = sql.lit(2147483647);
+
+/**
+ * The one shape of an authenticated read: the caller's row beside the request's data, in one
+ * statement.
+ *
+ *   select caller.*, requested.*
+ *   from (<the caller>) as caller
+ *   left join lateral (select <mark>, requested_rows.* from (<the data>) as requested_rows) as requested
+ *     on <the caller is live and active, and the rule's roles, self or scope let it in,
+ *         and it has the second factor its role requires, verified recently enough on a step-up route>
+ *
+ * A refused caller's row comes back alone, and the data is not even read. The caller's own
+ * columns then decide the answer (401, 403) in admission.ts, as a statement of its own would.
+ * `ordered` keeps the data's order (a page) with a row number; a keyed lookup has none to keep.
+ */
+export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate, data: AnySelect, ordered: boolean) {
+  const mark = ordered ? sql<unknown>`row_number() over ()` : sql<unknown>`true`;
+  const requested = db.selectFrom(data.as('requested_rows')).select(mark.as('caller__row')).selectAll('requested_rows');
+  const query = db
+    .selectFrom(caller.as('caller'))
+    .leftJoinLateral(requested.as('requested'), (join) =>
+      join.on(
+        sql<boolean>`caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any(${gate.roles}::text[]) or caller.caller__id = ${gate.selfId}::uuid or caller.caller__scopes && ${gate.scopes}::text[])
+          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any(${gate.mfaRoles}::text[]), false))
+          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, ${NEVER}) <= coalesce(${gate.stepUpSeconds}::integer, ${NEVER}))`,
+      ),
+    )
+    .selectAll('caller')
+    .selectAll('requested');
+  return ordered ? query.orderBy('requested.caller__row') : query;
+}
+
+/** The gate as the values a prepared read binds, in order. */
+type GateValues = [roles: readonly Role[], selfId: string | null, scopes: readonly string[], mfaRoles: readonly Role[], stepUpSeconds: number | null];
+const GATE_SIZE = 5;
+const valuesOf = (gate: Gate): GateValues => [gate.roles, gate.selfId, gate.scopes, gate.mfaRoles, gate.stepUpSeconds];
+const gateOf = ([roles, selfId, scopes, mfaRoles, stepUpSeconds]: GateValues): Gate => ({ roles, selfId, scopes, mfaRoles, stepUpSeconds });
+const gateValuesIn = (rest: unknown[]) => rest.slice(0, GATE_SIZE) as GateValues;
+const valuesIn = <Values>(rest: unknown[]) => rest.slice(GATE_SIZE) as Values;
+const SAMPLE_GATE: GateValues = [[], null, [], [], null];
+
+/** A keyed read whose shape never changes: `callerRead` prepares it once for each kind of caller. */
+export type DataQuery<Values extends unknown[]> = (db: Kysely<Database>, ...values: Values) => AnySelect;
+
+export interface CallerRead<Row, Values extends unknown[]> {
+  /** `<area>.<what>`: names the read in queries/<area>.sql. */
+  name: string;
+  /** Reads the data beside the caller: one row per data row, or the caller's row alone. */
+  run(db: Kysely<Database>, key: CallerKey, gate: Gate, values: Values): Promise<(CallerColumns & Partial<Row> & { caller__row: unknown })[]>;
+  /** The statement as built for each kind of caller, for queries/ (values left as they come). */
+  statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string };
+}
+
+/** Every caller read of the repositories, as their modules define them: queries/ is written from these. */
+export const CALLER_READS: CallerRead<unknown, never>[] = [];
+
+/**
+ * A repository's keyed read for authenticated requests (the by-id reads of the hot paths): the
+ * data query beside the caller, built and compiled once (prepared-query.ts) and run with each
+ * request's values. The SQL it sends is committed in queries/ and checked by a test.
+ */
+export function callerRead<Row, Values extends unknown[]>(name: string, data: DataQuery<Values>): CallerRead<Row, Values> {
+  const beside = (db: Kysely<Database>, caller: AnySelect, gate: GateValues, values: Values) => besideCaller(db, caller, gateOf(gate), data(db, ...values), false);
+  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...rest: [...GateValues, ...Values]) =>
+    beside(db, userCaller(db, { userId, sessionId }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...rest: [...GateValues, ...Values]) =>
+    beside(db, clientSecretCaller(db, { secretHash }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], issuedAt: Date, ...rest: [...GateValues, ...Values]) =>
+    beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, issuedAt }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const prepared = { user: preparedQuery(forUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
+  const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
+  const read: CallerRead<Row, Values> = {
+    name,
+    run: (db, key, gate, values) => {
+      switch (key.kind) {
+        case 'user':
+          return prepared.user(db, key.userId, key.sessionId, ...valuesOf(gate), ...values) as never;
+        case 'client-secret':
+          return prepared.clientSecret(db, key.secretHash, ...valuesOf(gate), ...values) as never;
+        case 'client-token':
+          return prepared.clientToken(db, key.clientId, key.scopes, key.issuedAt, ...valuesOf(gate), ...values) as never;
+      }
+    },
+    statements: (db) => ({
+      user: forUser(db, '$user', '$session', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      clientSecret: forClientSecret(db, '$secret_hash', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      clientToken: forClientToken(db, '$client', [], new Date(0), ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+    }),
+  };
+  CALLER_READS.push(read as unknown as CallerRead<unknown, never>);
+  return read;
+}
+
+const userAlone = preparedQuery((db, userId: string, sessionId: string) => userCaller(db, { userId, sessionId }));
+const clientSecretAlone = preparedQuery((db, secretHash: string) => clientSecretCaller(db, { secretHash }));
+const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], issuedAt: Date) => clientTokenCaller(db, { clientId, scopes, issuedAt }));
+
+/** The caller alone, for a request whose first statement carries no data (a write's transaction). */
+export function callerAlone(db: Kysely<Database>, key: CallerKey): Promise<CallerColumns[]> {
+  switch (key.kind) {
+    case 'user':
+      return userAlone(db, key.userId, key.sessionId) as Promise<CallerColumns[]>;
+    case 'client-secret':
+      return clientSecretAlone(db, key.secretHash) as Promise<CallerColumns[]>;
+    case 'client-token':
+      return clientTokenAlone(db, key.clientId, key.scopes, key.issuedAt) as Promise<CallerColumns[]>;
+  }
+}
+
+/** A user's role and status now (a refresh asks before it rotates); a deleted user is none. */
+export function findUserStanding(db: Kysely<Database>, id: string) {
+  return db.selectFrom('users').select(['id', 'role', 'status']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}

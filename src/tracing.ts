@@ -1,0 +1,122 @@
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+
+const TRACER_NAME = 'shop-accounts';
+const DEFAULT_SERVICE_NAME = 'shop-accounts';
+
+/**
+ * Tracing (API.md section 15): OpenTelemetry with the standard OTEL_* variables, through the
+ * NodeSDK (exporter, protocol, sampler from the environment) and @fastify/otel for the server
+ * spans. Unset, nothing of it is loaded and every helper below runs its work as it is.
+ */
+export interface Tracing {
+  /** @fastify/otel: one server span a request, named by method and route pattern. */
+  plugin: FastifyPluginCallback;
+  /** Sends what the span processor holds now (tests; a clean shutdown does it too). */
+  flush(): Promise<void>;
+  /** Sends what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+let enabled = false;
+
+/** Whether the environment asks for traces (an OTLP endpoint), as API.md section 15 says. */
+export function tracingRequested(environment: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(environment.OTEL_EXPORTER_OTLP_ENDPOINT || environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && environment.OTEL_SDK_DISABLED !== 'true';
+}
+
+/** `/api/variants/:id` as OpenAPI writes it: `/api/variants/{id}`. */
+const routePattern = (url: string | undefined) => (url ?? '').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+/** Starts the SDK when the environment asks for it (once a process); undefined otherwise. */
+export async function startTracing(environment: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+  if (!tracingRequested(environment)) return undefined;
+  const [{ NodeSDK }, { FastifyOtelInstrumentation }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@fastify/otel')]);
+  const instrumentation = new FastifyOtelInstrumentation({
+    // One span a request: no span per lifecycle hook or for the handler.
+    instrumentHooks: false,
+    instrumentHandler: false,
+    requestHook: (span: Span, request: FastifyRequest) => {
+      span.updateName(`${request.method} ${routePattern(request.routeOptions.url)}`);
+    },
+  });
+  const sdk = new NodeSDK({
+    ...(environment.OTEL_SERVICE_NAME ? {} : { serviceName: DEFAULT_SERVICE_NAME }),
+    instrumentations: [instrumentation],
+    // Traces only: left unset, the SDK would also start OTLP metrics and logs pipelines.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  enabled = true;
+  const provider = () => (trace.getTracerProvider() as unknown as { getDelegate(): { forceFlush?(): Promise<void> } }).getDelegate();
+  return {
+    plugin: instrumentation.plugin(),
+    flush: async () => {
+      await provider().forceFlush?.();
+    },
+    shutdown: async () => {
+      enabled = false;
+      await sdk.shutdown();
+    },
+  };
+}
+
+/**
+ * Runs `work` in a span of its own (a statement, an SMTP send, a webhook POST, a job run), a child
+ * of the active one; with tracing off, runs it as it is. A thrown error marks the span.
+ */
+export function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; links?: Link[]; root?: boolean },
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (!enabled) return work(undefined);
+  const settings = { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links, root: options.root };
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, settings, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Runs `work` outside whatever trace is active: background work a request wakes (a queue's next
+ * pass) must not become part of that request's trace.
+ */
+export function outsideAnyTrace<T>(work: () => T): T {
+  return enabled ? context.with(ROOT_CONTEXT, work) : work();
+}
+
+/** The W3C `traceparent` of a span context. */
+export const traceparentOf = (spanContext: SpanContext) => `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 1).toString(16).padStart(2, '0')}`;
+
+/** The `traceparent` of the active span (what an event keeps of the request that recorded it); null with tracing off. */
+export function activeTraceparent(): string | null {
+  if (!enabled) return null;
+  const span = trace.getSpan(context.active());
+  const spanContext = span?.spanContext();
+  return spanContext && trace.isSpanContextValid(spanContext) ? traceparentOf(spanContext) : null;
+}
+
+/** A link to the span a stored `traceparent` names (a webhook delivery to the trace of its event). */
+export function linkTo(traceparent: string | null): Link[] {
+  const match = traceparent ? /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent) : null;
+  if (!match) return [];
+  return [{ context: { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true } }];
+}
+
+/** `trace_id` and `span_id` for a log line written inside a span (pino's mixin). */
+export function traceFields(): Record<string, string> {
+  if (!enabled) return {};
+  const spanContext = trace.getSpan(context.active())?.spanContext();
+  return spanContext && trace.isSpanContextValid(spanContext) ? { trace_id: spanContext.traceId, span_id: spanContext.spanId } : {};
+}
+
+export { SpanKind };

@@ -1,0 +1,32 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/tables.js';
+import { endSessions } from '../sessions/session-repository.js';
+import { spendAccountTokens } from './account-token-repository.js';
+
+/**
+ * What every change that must end a user's sessions does, in its transaction and under the
+ * user's row lock (password change and reset, suspension, deletion): the session version moves,
+ * so a login that read the user before this commits starts no session (login-service.ts);
+ * every open session ends, with its refresh tokens; reset links stop working. Returns the
+ * ids of the sessions it ended.
+ */
+export async function endEverySession(trx: Kysely<Database>, userId: string): Promise<string[]> {
+  await moveSessionVersion(trx, userId);
+  await spendAccountTokens(trx, userId, 'password_reset');
+  return endSessions(trx, { userId });
+}
+
+/**
+ * What a change of second factors made in a session does to the user's other sessions (a factor
+ * removed), under the user's row lock: the session version moves, so a login waiting for its
+ * second step (its `mfa_token`) starts no session, and every other session ends. Returns the ids
+ * of the sessions it ended.
+ */
+export async function endOtherSessions(trx: Kysely<Database>, userId: string, keptSessionId: string): Promise<string[]> {
+  await moveSessionVersion(trx, userId);
+  return endSessions(trx, { userId, exceptSessionId: keptSessionId });
+}
+
+async function moveSessionVersion(trx: Kysely<Database>, userId: string): Promise<void> {
+  await trx.updateTable('users').set({ session_version: sql`session_version + 1` }).where('id', '=', userId).execute();
+}

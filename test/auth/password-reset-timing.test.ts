@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eventually } from '../helpers/eventually.js';
+import { freePort, startService } from '../helpers/service-process.js';
+import { SmtpCatcher } from '../helpers/smtp-catcher.js';
+import { JWT_SECRET, createScratchDatabase, onPostgres, uniqueEmail, useAppWithAdmin } from '../helpers/test-app.js';
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Times one request, in milliseconds. */
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const started = process.hrtime.bigint();
+  await run();
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+/**
+ * API.md section 10, "Reset links": speed as a ratio between requests in this process, never an
+ * absolute time. Known and unknown emails are asked for alternately, so a loaded machine slows both.
+ */
+describe('password reset timing', () => {
+  const fixture = useAppWithAdmin();
+
+  it('answers a reset request for a known email as fast as for an unknown one', async () => {
+    // The service in a process of its own, as a client meets it: its work after the reply must not
+    // be counted in the client's time, as it would be with both in one event loop.
+    const catcher = new SmtpCatcher();
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'reset-timing-'));
+    const scratch = onPostgres ? await createScratchDatabase() : undefined;
+    const service = await startService({
+      PORT: await freePort(),
+      DATA_DIR: dataDir,
+      DATABASE_URL: scratch?.url ?? '',
+      SMTP_URL: await catcher.start(),
+      ADMIN_EMAIL: 'timing-admin@example.com',
+      ADMIN_PASSWORD: 'timing-admin-password',
+      JWT_SECRET,
+      LOGIN_RATE_LIMIT: '100000',
+      API_RATE_LIMIT: '100000',
+    });
+    try {
+      const post = (path: string, body: object) =>
+        fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((reply) => reply.text());
+      const emails = Array.from({ length: 8 }, () => uniqueEmail('timed'));
+      for (const email of emails) await post('/api/auth/register', { email, password: 'password-123', name: 'Timed' });
+      await eventually(() => (catcher.mails.length >= emails.length ? true : undefined), 'the registration mails');
+      const known: number[] = [];
+      const unknown: number[] = [];
+      const askKnown = async (round: number) => {
+        const mailsBefore = catcher.mails.length;
+        known.push(await timed(() => post('/api/auth/password-reset', { email: emails[round % emails.length] })));
+        // The link is queued, then sent, after the reply; wait for the mail before timing more.
+        await eventually(() => (catcher.mails.length > mailsBefore ? true : undefined), 'the reset mail');
+      };
+      const askUnknown = async () => unknown.push(await timed(() => post('/api/auth/password-reset', { email: uniqueEmail('ghost') })));
+      // Each kind follows the other half of the time, so what the service does after a reply weighs on both alike.
+      for (let round = 0; round < 24; round++) {
+        if (round % 2 === 0) {
+          await askUnknown();
+          await askKnown(round);
+        } else {
+          await askKnown(round);
+          await askUnknown();
+        }
+      }
+      const ratio = median(known) / median(unknown);
+      assert.ok(ratio > 0.75 && ratio < 1.33, `known/unknown median ratio ${ratio.toFixed(2)} (${median(known).toFixed(2)} ms / ${median(unknown).toFixed(2)} ms)`);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await catcher.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      await scratch?.drop();
+    }
+  });
+
+  it('refuses an unknown reset token without hashing the new password', async () => {
+    const bogus: number[] = [];
+    const hashed: number[] = [];
+    for (let round = 0; round < 8; round++) {
+      bogus.push(await timed(() => fixture.app.inject({ method: 'POST', url: '/api/auth/password-reset/confirm', payload: { token: 'x'.repeat(43), new_password: 'a-new-password-1' } })));
+      // A failed login costs one argon2 verification: the price a hash would add.
+      hashed.push(await timed(() => fixture.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: `127.2.0.${round}`, payload: { email: uniqueEmail('x'), password: 'wrong-password-1' } })));
+    }
+    const ratio = median(bogus) / median(hashed);
+    assert.ok(ratio < 0.4, `a bogus confirmation costs ${ratio.toFixed(2)} of an argon2 operation`);
+  });
+});

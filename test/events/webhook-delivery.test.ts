@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { isBlockedAddress, isRefusedAddress } from '../../src/events/webhook-url-guard.js';
+import { eventually } from '../helpers/eventually.js';
+import { buildTestApp, createUser, loginAdmin, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const WEBHOOK_ENVIRONMENT = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+
+describe('webhook delivery: slow peers, ping, retry, what events say of URLs', () => {
+  let testApp: TestApp;
+  let admin: Session;
+  const receivers: WebhookReceiver[] = [];
+  before(async () => {
+    testApp = await buildTestApp({ environment: WEBHOOK_ENVIRONMENT });
+    admin = await loginAdmin(testApp.app);
+  });
+  after(async () => {
+    for (const receiver of receivers) await receiver.stop();
+    await testApp.close();
+  });
+  const inject = (request: InjectOptions) => testApp.app.inject(request);
+  const receiver = async (answer: WebhookReceiver['answer'] = () => 204) => {
+    const created = new WebhookReceiver();
+    created.answer = answer;
+    receivers.push(created);
+    return { receiver: created, url: await created.start() };
+  };
+  const subscribe = async (url: string, events: string[]) => {
+    const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url, events } });
+    assert.equal(created.statusCode, 201, created.body);
+    return created.json() as { id: string; secret: string };
+  };
+  const setEnabled = async (id: string, url: string, events: string[], enabled: boolean) =>
+    inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: admin.auth, payload: { url, events, enabled } });
+
+  it('lets no hanging endpoint hold up another webhook’s deliveries', async () => {
+    const hanging = await receiver(() => 'hang');
+    const healthy = await receiver();
+    const slow = await subscribe(hanging.url, ['user.role_changed']);
+    const quick = await subscribe(healthy.url, ['user.registered']);
+    try {
+      const user = await createUser(testApp.app);
+      // 30 deliveries due to the hanging endpoint, queued before the healthy one's.
+      for (let change = 0; change < 15; change++) {
+        for (const role of ['manager', 'user']) await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role } });
+      }
+      await createUser(testApp.app);
+      void testApp.app.webhookDeliveries.pass();
+      await eventually(() => (healthy.receiver.received.length > 0 ? true : undefined), 'the healthy delivery while the other endpoint hangs', 5000);
+      await eventually(() => (hanging.receiver.received.length > 0 ? true : undefined), 'a send to the hanging endpoint', 5000);
+      const inFlight = await testApp.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', slow.id).where('claimed_until', '>', new Date()).execute();
+      assert.ok(inFlight.length <= 2, `at most 2 sends in flight to the hanging endpoint, saw ${inFlight.length} claimed`);
+      assert.ok(hanging.receiver.received.length <= 2, `at most 2 sends reached the hanging endpoint, saw ${hanging.receiver.received.length}`);
+    } finally {
+      await setEnabled(slow.id, hanging.url, ['user.role_changed'], false);
+      await setEnabled(quick.id, healthy.url, ['user.registered'], false);
+      hanging.receiver.answer = () => 204;
+    }
+  });
+
+  it('pings one webhook with a signed webhook.ping, whatever it subscribes to, kept out of the audit log', async () => {
+    const target = await receiver();
+    const other = await receiver();
+    const pinged = await subscribe(target.url, ['variant.deleted']);
+    const bystander = await subscribe(other.url, ['*']);
+    const reply = await inject({ method: 'POST', url: `/api/webhooks/${pinged.id}/ping`, headers: admin.auth });
+    assert.equal(reply.statusCode, 202);
+    assert.equal(reply.json().event_type, 'webhook.ping');
+    assert.equal(reply.json().status, 'pending');
+    await testApp.app.jobs.runNow('deliver-webhooks');
+    const delivery = await eventually(() => target.receiver.received.find((item) => JSON.parse(item.body).type === 'webhook.ping'), 'the ping');
+    const event = new Webhook(pinged.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string; subject_id: string; subject_type: string };
+    assert.equal(event.subject_id, pinged.id);
+    assert.equal(event.subject_type, 'webhook');
+    assert.equal(other.receiver.received.some((item) => JSON.parse(item.body).type === 'webhook.ping'), false, 'no other webhook gets it');
+    assert.equal((await inject({ method: 'GET', url: `/api/events/${event.id}`, headers: admin.auth })).statusCode, 404);
+    const listed = await inject({ method: 'GET', url: `/api/events?subject_id=${pinged.id}`, headers: admin.auth });
+    assert.ok(listed.json().items.every((item: { type: string }) => item.type !== 'webhook.ping'));
+    const deliveries = await inject({ method: 'GET', url: `/api/webhooks/${pinged.id}/deliveries`, headers: admin.auth });
+    assert.equal(deliveries.json().items[0].status, 'succeeded');
+    assert.equal((await inject({ method: 'POST', url: '/api/webhooks/00000000-0000-4000-8000-000000000000/ping', headers: admin.auth })).statusCode, 404);
+    const customer = await createUser(testApp.app);
+    assert.equal((await inject({ method: 'POST', url: `/api/webhooks/${pinged.id}/ping`, headers: customer.auth })).statusCode, 403);
+    await setEnabled(bystander.id, other.url, ['*'], false);
+  });
+
+  it('retries a delivery at once, its attempts counting on; 409 webhook_disabled for a disabled webhook', async () => {
+    const flaky = await receiver(() => 500);
+    const hook = await subscribe(flaky.url, ['user.registered']);
+    await createUser(testApp.app);
+    await testApp.app.jobs.runNow('deliver-webhooks');
+    const [failed] = (await inject({ method: 'GET', url: `/api/webhooks/${hook.id}/deliveries`, headers: admin.auth })).json().items;
+    assert.equal(failed.attempts, 1);
+    assert.equal(failed.last_status_code, 500);
+    flaky.receiver.answer = () => 204;
+    const retried = await inject({ method: 'POST', url: `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`, headers: admin.auth });
+    assert.equal(retried.statusCode, 202);
+    assert.equal(retried.json().id, failed.id);
+    await testApp.app.jobs.runNow('deliver-webhooks');
+    const after = (await inject({ method: 'GET', url: `/api/webhooks/${hook.id}/deliveries`, headers: admin.auth })).json().items[0];
+    assert.equal(after.status, 'succeeded');
+    assert.equal(after.attempts, 2);
+    assert.equal(flaky.receiver.received.length, 2);
+    const unknown = await inject({ method: 'POST', url: `/api/webhooks/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/retry`, headers: admin.auth });
+    assert.equal(unknown.statusCode, 404);
+    await setEnabled(hook.id, flaky.url, ['user.registered'], false);
+    const disabled = await inject({ method: 'POST', url: `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`, headers: admin.auth });
+    assert.equal(disabled.statusCode, 409);
+    assert.equal(problemOf(disabled).code, 'webhook_disabled');
+  });
+
+  it('shows only a URL’s origin in events about webhooks, never its path, query or credentials', async () => {
+    const watcher = await receiver();
+    await subscribe(watcher.url, ['*']);
+    const secretPath = `${(await receiver()).url}/token-in-path?key=subscriber-secret`;
+    const hook = await subscribe(secretPath, ['user.deleted']);
+    await setEnabled(hook.id, secretPath, ['user.deleted', 'user.registered'], true);
+    const events = await testApp.db.selectFrom('events').select(['type', 'data']).where('subject_id', '=', hook.id).orderBy('created_at').execute();
+    assert.deepEqual(events.map((event) => event.type), ['webhook.created', 'webhook.updated']);
+    const origin = new URL(secretPath).origin;
+    assert.equal((events[0]!.data as { after: { url: string } }).after.url, origin);
+    await testApp.app.jobs.runNow('deliver-webhooks');
+    const seen = watcher.receiver.received.map((item) => item.body).join('\n');
+    assert.ok(seen.includes('webhook.created'));
+    assert.ok(!seen.includes('subscriber-secret') && !seen.includes('token-in-path'), 'no other subscriber reads the path or query');
+  });
+});
+
+describe('webhook URLs: global unicast only (API.md section 10)', () => {
+  it('judges IPv6 forms by the IPv4 address they embed, and refuses reserved ranges', () => {
+    for (const address of [
+      '::127.0.0.1', '::7f00:1', '64:ff9b::7f00:1', '64:ff9b::10.0.0.1', '2002:7f00:1::', '2002:a00:1::1', '::ffff:169.254.169.254',
+      '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '100.64.0.1', '192.0.0.8', '192.0.2.1', '198.18.0.1', '198.51.100.7', '203.0.113.9',
+      '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255', 'fc00::1', 'fec0::1', 'ff02::1', '2001:db8::1',
+    ]) {
+      assert.equal(isBlockedAddress(address), true, address);
+    }
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1']) {
+      assert.equal(isBlockedAddress(address), false, address);
+    }
+  });
+
+  it('lets WEBHOOK_ALLOW_PRIVATE_NETWORKS lift only loopback, private, link-local and unspecified addresses', () => {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', 'fd00::1', 'fe80::1', '::1', '::', '::ffff:10.0.0.1', '64:ff9b::a00:1']) {
+      assert.equal(isRefusedAddress(address, true), false, address);
+    }
+    for (const address of ['192.0.2.1', '224.0.0.1', '240.0.0.1', 'ff02::1', 'fec0::1', '2001::1', '198.18.0.1']) {
+      assert.equal(isRefusedAddress(address, true), true, address);
+    }
+  });
+});

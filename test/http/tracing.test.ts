@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startTracing, type Tracing } from '../../src/tracing.js';
+import { eventually } from '../helpers/eventually.js';
+import { buildTestApp, loginAdmin, newVariantBody, type Session, type TestApp } from '../helpers/test-app.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+interface ExportedSpan {
+  name: string;
+  kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  links?: { traceId: string; spanId: string }[];
+  attributes?: { key: string; value: Record<string, unknown> }[];
+}
+
+/** An OTLP/HTTP collector in the test process, speaking the JSON protocol: it keeps every span it is sent. */
+class OtlpReceiver {
+  readonly spans: ExportedSpan[] = [];
+  readonly resources: Record<string, unknown>[] = [];
+  #server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const payload = JSON.parse(body) as { resourceSpans: { resource: Record<string, unknown>; scopeSpans: { spans: ExportedSpan[] }[] }[] };
+      for (const resourceSpans of payload.resourceSpans) {
+        this.resources.push(resourceSpans.resource);
+        for (const scope of resourceSpans.scopeSpans) this.spans.push(...scope.spans);
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', () => resolve()));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+const attribute = (span: ExportedSpan, key: string) => {
+  const value = span.attributes?.find((candidate) => candidate.key === key)?.value;
+  return value ? Object.values(value)[0] : undefined;
+};
+
+/** API.md section 15: traces over OTLP when the OTEL_* variables ask for them. */
+describe('tracing', () => {
+  const collector = new OtlpReceiver();
+  const webhooks = new WebhookReceiver();
+  const logLines: string[] = [];
+  let tracing: Tracing;
+  let testApp: TestApp;
+  let admin: Session;
+
+  before(async () => {
+    const endpoint = await collector.start();
+    Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_SCHEDULE_DELAY: '100' });
+    tracing = (await startTracing(process.env))!;
+    testApp = await buildTestApp({ tracing, logLines, environment: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    admin = await loginAdmin(testApp.app);
+  });
+  after(async () => {
+    await testApp.close();
+    await tracing.shutdown();
+    await collector.stop();
+    await webhooks.stop();
+  });
+
+  it('continues an incoming traceparent with a server span named by route pattern, its statements as child spans, and trace ids in the log', async () => {
+    const { app } = testApp;
+    const variant = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(3) })).json();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpanId = '00f067aa0ba902b7';
+    const reply = await app.inject({ method: 'GET', url: `/api/variants/${variant.id}`, headers: { ...admin.auth, traceparent: `00-${traceId}-${callerSpanId}-01` } });
+    assert.equal(reply.statusCode, 200);
+    await tracing.flush();
+    const server = await eventually(() => collector.spans.find((span) => span.traceId === traceId && span.name === 'GET /api/variants/{id}'), 'the server span');
+    assert.equal(server.kind, 2, 'SERVER');
+    assert.equal(server.parentSpanId, callerSpanId, "the caller's span is its parent");
+    assert.equal(attribute(server, 'http.request.method'), 'GET');
+    assert.equal(attribute(server, 'http.response.status_code'), 200);
+    const statements = collector.spans.filter((span) => span.traceId === traceId && span.parentSpanId === server.spanId && span.kind === 3);
+    assert.ok(statements.some((span) => span.name === 'SELECT' && String(attribute(span, 'db.query.text')).includes('from "variants"')), 'the read is a child span');
+    assert.ok(collector.resources.some((resource) => JSON.stringify(resource).includes('"shop-accounts"')), 'service.name defaults to shop-accounts');
+    const accessLine = logLines.map((line) => JSON.parse(line)).find((line) => line.trace_id === traceId);
+    assert.ok(accessLine, 'a log line of the request carries its trace_id');
+    assert.equal(accessLine.span_id, server.spanId);
+  });
+
+  it("sends traceparent with a webhook delivery: the delivery's span, linked to the trace of the request that recorded the event", async () => {
+    const { app } = testApp;
+    const url = await webhooks.start();
+    assert.equal((await app.inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url, events: ['variant.created'] } })).statusCode, 201);
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const created = await app.inject({ method: 'POST', url: '/api/variants', headers: { ...admin.auth, traceparent: `00-${traceId}-b7ad6b7169203331-01` }, payload: newVariantBody(1) });
+    assert.equal(created.statusCode, 201);
+    await app.jobs.runNow('deliver-webhooks');
+    const delivery = await eventually(() => webhooks.received.find((item) => item.body.includes(created.json().id)), 'the delivery');
+    const traceparent = String(delivery.headers.traceparent);
+    assert.match(traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    const [, deliveryTrace, deliverySpan] = traceparent.split('-');
+    await tracing.flush();
+    const post = await eventually(() => collector.spans.find((span) => span.name === 'webhook POST' && span.spanId === deliverySpan), 'the delivery span');
+    assert.equal(post.traceId, deliveryTrace);
+    assert.equal(post.kind, 3, 'CLIENT');
+    const request = collector.spans.find((span) => span.traceId === traceId && span.name === 'POST /api/variants');
+    assert.ok(request, 'the request that recorded the event');
+    assert.deepEqual(post.links?.map((link) => [link.traceId, link.spanId]), [[traceId, request.spanId]], "linked to the request's span");
+    const attempt = collector.spans.find((span) => span.spanId === post.parentSpanId);
+    assert.equal(attempt?.name, 'deliver-webhooks attempt', "each attempt of a queue is a trace of its own, the send's parent");
+    assert.equal(attempt?.parentSpanId ?? '', '', 'a root: not part of the trace of whoever woke the queue');
+    assert.ok(collector.spans.some((span) => span.name === 'job deliver-webhooks'), 'a job run is a span');
+  });
+});

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EmailRow } from '../../src/db/tables.js';
+import { WorkQueue, type QueueDefinition } from '../../src/jobs/work-queue.js';
+import { queueMail } from '../../src/mail/mail-outbox.js';
+import { buildTestApp, onPostgres, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
+
+const quiet = { warn: () => {}, info: () => {}, error: () => {} } as unknown as FastifyBaseLogger;
+
+/** A queue over the email outbox whose attempts the test decides; nothing is sent anywhere. */
+function outboxQueue(attempt: QueueDefinition<EmailRow>['attempt'], overrides: Partial<QueueDefinition<EmailRow>> = {}): QueueDefinition<EmailRow> {
+  return { name: 'test-queue', table: 'email_outbox', doneStatus: 'sent', deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
+}
+
+const queueSome = async (db: Parameters<typeof queueMail>[0], count: number) => {
+  for (let index = 0; index < count; index++) await queueMail(db, { to: `n${index}@example.com`, subject: 'Queued', text: 't', html: 'h' });
+};
+
+describe('the work queue (jobs/work-queue.ts)', () => {
+  it('refuses a lease that does not outlive the attempt twice over', async () => {
+    const testApp = await buildTestApp();
+    try {
+      assert.throws(() => new WorkQueue(testApp.db, outboxQueue(async () => ({ ok: true }), { deadlineMs: 60_000, leaseSeconds: 60 }), quiet), /lease must be at least twice/);
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it('cuts an attempt at its deadline and records it as a failure to retry, under its own claim', async () => {
+    const testApp = await buildTestApp();
+    try {
+      const db = testApp.db;
+      await db.deleteFrom('email_outbox').execute();
+      await queueSome(db, 1);
+      const queue = new WorkQueue(db, outboxQueue(() => new Promise(() => {})), quiet);
+      assert.equal(await queue.pass(), 1);
+      await queue.drain();
+      const [row] = await db.selectFrom('email_outbox').selectAll().execute();
+      assert.equal(row!.status, 'pending');
+      assert.equal(row!.attempts, 1);
+      assert.equal(row!.claim_token, null);
+      assert.match(String(row!.last_error), /no result within 0.3 s/);
+      assert.ok(row!.next_attempt_at.getTime() > Date.now() + 50_000, 'due again after the retry pause');
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it('does not wait for a batch: a slow attempt holds only its own slot', async () => {
+    const testApp = await buildTestApp();
+    try {
+      const db = testApp.db;
+      await db.deleteFrom('email_outbox').execute();
+      await queueSome(db, 3);
+      let releaseSlow!: () => void;
+      const finished: string[] = [];
+      const queue = new WorkQueue(
+        db,
+        outboxQueue(
+          async (mail) => {
+            if (mail.to_address === 'n0@example.com') await new Promise<void>((resolve) => (releaseSlow = resolve));
+            finished.push(mail.to_address);
+            return { ok: true };
+          },
+          { deadlineMs: 10_000, leaseSeconds: 30 },
+        ),
+        quiet,
+      );
+      await queue.pass();
+      const sent = () => db.selectFrom('email_outbox').select('to_address').where('status', '=', 'sent').orderBy('to_address').execute();
+      for (const deadline = Date.now() + 5000; (await sent()).length < 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(finished.sort(), ['n1@example.com', 'n2@example.com'], 'the others finished while one hung');
+      assert.deepEqual((await sent()).map((row) => row.to_address), ['n1@example.com', 'n2@example.com'], 'and their results are recorded');
+      releaseSlow();
+      await queue.drain();
+    } finally {
+      await testApp.close();
+    }
+  });
+});
+
+describe('the work queue on two instances (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
+  const fixture = useTwoInstancesWithAdmin();
+
+  it('attempts each row once, however many instances claim at once', async () => {
+    const db = fixture.first.db;
+    await db.deleteFrom('email_outbox').execute();
+    await queueSome(db, 40);
+    const attempts = new Map<string, number>();
+    const attempt = async (mail: EmailRow) => {
+      attempts.set(mail.id, (attempts.get(mail.id) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { ok: true as const };
+    };
+    const queues = [fixture.first.db, fixture.second.db].map((instanceDb) => new WorkQueue(instanceDb, outboxQueue(attempt, { name: randomUUID(), deadlineMs: 5000, leaseSeconds: 30 }), quiet));
+    await Promise.all([...queues.map((queue) => queue.pass()), ...queues.map((queue) => queue.pass())]);
+    for (const deadline = Date.now() + 20_000; attempts.size < 40 && Date.now() < deadline; ) {
+      await Promise.all(queues.map((queue) => queue.pass()));
+      await Promise.all(queues.map((queue) => queue.drain()));
+    }
+    await Promise.all(queues.map((queue) => queue.stop()));
+    assert.equal(attempts.size, 40);
+    assert.deepEqual([...new Set(attempts.values())], [1], 'no row was attempted twice');
+    const sent = await db.selectFrom('email_outbox').select('attempts').where('status', '=', 'sent').execute();
+    assert.equal(sent.length, 40);
+    assert.ok(sent.every((row) => row.attempts === 1));
+  });
+});

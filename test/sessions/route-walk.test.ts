@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import type { RouteEntry } from '../../src/http/route-table.js';
+import { ANY_ROLE, scopesOf } from '../../src/sessions/access-rule.js';
+import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
+
+const PROBLEM_KEYS = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
+
+/** A value for each path parameter that passes its pattern, naming nothing that exists. */
+const PARAMETER_VALUES: Record<string, string> = { sku: 'WALK-SKU-1', product_id: 'walk-product' };
+const fillPath = (url: string) => url.replace(/:([a-z_]+)/g, (_match, name: string) => PARAMETER_VALUES[name] ?? randomUUID());
+
+/** The request a route's schema describes: its first body example, or `{}`. */
+function requestFor(route: RouteEntry, headers: Record<string, string>): InjectOptions {
+  const body = route.schema?.body as { examples?: unknown[] } | undefined;
+  const payload = body ? (body.examples?.[0] ?? {}) : undefined;
+  return { method: route.method as InjectOptions['method'], url: fillPath(route.url), headers, ...(payload === undefined ? {} : { payload: payload as object }) };
+}
+
+/**
+ * API.md sections 3 and 4 over the whole route table, so that a route added tomorrow is walked
+ * too: every route that needs credentials refuses each kind of refused caller with its status
+ * and code, answers with a problem and nothing else, and leaves every table as it was (no row,
+ * no event, no mail).
+ */
+describe('every route refuses every refused caller, and changes nothing', () => {
+  let testApp: TestApp;
+  let admin: Session;
+  const callers: { name: string; headers: Record<string, string>; status: number; code: string; applies: (route: RouteEntry) => boolean }[] = [];
+  const scopes = (route: RouteEntry) => scopesOf(route.config!.access!);
+  before(async () => {
+    testApp = await buildTestApp({ environment: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    admin = await loginAdmin(testApp.app);
+    const promoted = async (state: 'ended' | 'suspended' | 'deleted') => {
+      const user = await createUser(testApp.app, { role: 'admin', admin });
+      if (state === 'ended') await sql`update sessions set ended_at = now() where user_id = ${user.id}`.execute(testApp.db);
+      if (state === 'suspended') await sql`update users set status = 'suspended' where id = ${user.id}`.execute(testApp.db);
+      if (state === 'deleted') await sql`update users set deleted_at = now() where id = ${user.id}`.execute(testApp.db);
+      return user.auth;
+    };
+    const customer = await createUser(testApp.app);
+    const manager = await createUser(testApp.app, { role: 'manager', admin });
+    const every = () => true;
+    const excludes = (role: string) => (route: RouteEntry) => !(route.config?.access?.roles ?? ANY_ROLE).includes(role as never);
+    callers.push(
+      { name: 'no token', headers: {}, status: 401, code: 'unauthenticated', applies: (route) => !route.config?.access?.tokenOptional },
+      // A route whose token may come in the body instead (a login's second step) refuses the body's unknown mfa_token.
+      { name: 'no token, and an mfa_token the service never issued', headers: {}, status: 401, code: 'invalid_mfa_token', applies: (route) => route.config?.access?.tokenOptional === true },
+      { name: 'a token that is no token', headers: { authorization: 'Bearer not.a.token' }, status: 401, code: 'invalid_token', applies: every },
+      { name: 'an ended session', headers: await promoted('ended'), status: 401, code: 'invalid_token', applies: every },
+      { name: 'a suspended admin', headers: await promoted('suspended'), status: 403, code: 'account_suspended', applies: every },
+      { name: 'a deleted admin', headers: await promoted('deleted'), status: 401, code: 'invalid_token', applies: every },
+      { name: 'a customer', headers: customer.auth, status: 403, code: 'forbidden', applies: excludes('user') },
+      { name: 'a manager', headers: manager.auth, status: 403, code: 'forbidden', applies: excludes('manager') },
+    );
+    // API clients: every route for users only refuses them; every scoped route refuses one without its scope.
+    const client = async (held: string[]) => {
+      const created = await testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { name: `Walker ${held.join(' ')}`, scopes: held } });
+      return { authorization: `Bearer ${created.json().secret as string}` };
+    };
+    const auditor = await client(['events:read']);
+    const reader = await client(['variants:read']);
+    callers.push(
+      { name: 'an API client', headers: auditor, status: 403, code: 'forbidden', applies: (route) => scopes(route).length === 0 },
+      { name: 'an API client without the scope (events:read)', headers: auditor, status: 403, code: 'insufficient_scope', applies: (route) => scopes(route).length > 0 && !scopes(route).includes('events:read') },
+      { name: 'an API client without the scope (variants:read)', headers: reader, status: 403, code: 'insufficient_scope', applies: (route) => scopes(route).includes('events:read') },
+    );
+  });
+  after(() => testApp.close());
+
+  /** A fingerprint of every row of every table. */
+  async function everyRow(): Promise<Record<string, string>> {
+    const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`.execute(testApp.db);
+    const prints: Record<string, string> = {};
+    for (const { name } of tables.rows) {
+      const row = await sql<{ print: string | null }>`select md5(string_agg(t::text, '|' order by t::text)) as print from ${sql.table(name)} as t`.execute(testApp.db);
+      prints[name] = row.rows[0]?.print ?? '';
+    }
+    return prints;
+  }
+
+  const onlyAProblem = (response: LightMyRequestResponse) => {
+    assert.match(String(response.headers['content-type']), /^application\/problem\+json/, response.body);
+    const body = response.json() as Record<string, unknown>;
+    for (const key of Object.keys(body)) assert.ok(PROBLEM_KEYS.has(key), `the reply carries ${key}`);
+    return body;
+  };
+
+  it('walks the route table', async () => {
+    // HEAD mirrors GET without a body; the GET is walked.
+    const routes = testApp.app.routeTable.filter((route) => route.config?.access && !route.config.access.public && route.method !== 'HEAD');
+    assert.ok(routes.length >= 45, `${routes.length} routes with a rule`);
+    // Every route of the API declares a rule (the app refuses to start otherwise).
+    for (const route of testApp.app.routeTable.filter((candidate) => candidate.url.startsWith('/api') && !candidate.config?.literalSegmentGuard)) {
+      assert.ok(route.config?.access, `${route.method} ${route.url} declares its rule`);
+    }
+    let walked = 0;
+    for (const route of routes) {
+      for (const caller of callers.filter((candidate) => candidate.applies(route))) {
+        const before = await everyRow();
+        const response = await testApp.app.inject(requestFor(route, caller.headers));
+        const what = `${route.method} ${route.url} as ${caller.name}`;
+        if (caller.code === 'insufficient_scope') assert.match(String(response.headers['www-authenticate']), new RegExp(`scope="${scopes(route)[0]}"`), what);
+        assert.equal(response.statusCode, caller.status, `${what}: ${response.statusCode} ${response.body}`);
+        assert.equal(onlyAProblem(response).code, caller.code, what);
+        assert.deepEqual(await everyRow(), before, `${what} changed a table`);
+        walked++;
+      }
+    }
+    assert.ok(walked > routes.length * 5, `${walked} refusals walked`);
+  });
+});
