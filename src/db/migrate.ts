@@ -17,6 +17,7 @@ import { secondFactors } from './migrations/0015-second-factors.js';
 import { privacy } from './migrations/0016-privacy.js';
 import { imports } from './migrations/0017-imports.js';
 import { eventTraceContext } from './migrations/0018-event-trace-context.js';
+import { reservedReconciliation } from './migrations/0019-reserved-reconciliation.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016-privacy': privacy,
   '0017-imports': imports,
   '0018-event-trace-context': eventTraceContext,
+  '0019-reserved-reconciliation': reservedReconciliation,
 };
 
 const staticProvider: MigrationProvider = {

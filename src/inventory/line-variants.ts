@@ -10,12 +10,18 @@ import { lockVariantsInIdOrder } from './stock-repository.js';
  * twice is a 400 and a line naming no variant a 404, each with the line's path.
  */
 export async function lockVariantsOfLines(trx: Transaction<Database>, variantIds: string[]): Promise<VariantRow[]> {
-  const ids = variantIds.map((id) => id.toLowerCase());
-  const repeated = ids.findIndex((id, index) => ids.indexOf(id) !== index);
-  if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
+  const ids = distinctVariantsOfLines(variantIds);
   const locked = await lockVariantsInIdOrder(trx, ids);
   const byId = new Map(locked.map((variant) => [variant.id, variant]));
   const missing = ids.flatMap((id, index) => (byId.has(id) ? [] : [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]));
   if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);
   return ids.map((id) => byId.get(id)!);
+}
+
+/** The lines' variant ids, lower-cased; a variant named twice is a 400 with the second line's path. */
+export function distinctVariantsOfLines(variantIds: string[]): string[] {
+  const ids = variantIds.map((id) => id.toLowerCase());
+  const repeated = ids.findIndex((id, index) => ids.indexOf(id) !== index);
+  if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
+  return ids;
 }

@@ -114,6 +114,17 @@ export async function insertReservation(
   return { ...row, lines };
 }
 
+/** The units a variant's open reservation lines hold (the reconciliation's recount, under the variant's lock). */
+export async function unitsHeldByOpenLines(trx: Transaction<Database>, variantId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('reservation_lines')
+    .select(sql<number>`coalesce(sum(quantity), 0)::integer`.as('held'))
+    .where('variant_id', '=', variantId)
+    .where('active', '=', true)
+    .executeTakeFirstOrThrow();
+  return row.held;
+}
+
 /** Closes reservations: their lines stop counting towards `reserved`. */
 export async function closeReservations(trx: Transaction<Database>, ids: string[], status: 'committed' | 'released' | 'expired'): Promise<ReservationRow[]> {
   await trx.updateTable('reservation_lines').set({ active: false }).where('reservation_id', 'in', ids).execute();

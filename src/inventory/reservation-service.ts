@@ -3,11 +3,11 @@ import type { Database, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, SERVICE_CONTEXT, type EventContext } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
-import { lockVariantsOfLines } from './line-variants.js';
+import { distinctVariantsOfLines } from './line-variants.js';
 import { claimLapsedReservations, closeReservations, insertReservation, lockReservation, type Reservation } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
-import { moveReserved } from './stock-repository.js';
-import { setStock } from './stock-service.js';
+import { holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
+import { commitHeldUnits } from './stock-service.js';
 
 const DEFAULT_EXPIRES_IN = 900;
 const EXPIRY_BATCH = 100;
@@ -17,15 +17,21 @@ const linesOf = (reservation: Reservation) => reservation.lines.map((line) => ({
 const shortfall = (variant: VariantRow, quantity: number) =>
   `asks for ${quantity} units; ${variant.stock - variant.reserved} available (${variant.stock} on hand, ${variant.reserved} reserved)`;
 
-/** POST /api/reservations: every line is held, or none; `available` is checked under the rows' locks. */
+/** The lines' positions in the order of their variants' ids: rows are always locked in that order, so two requests never deadlock. */
+const inIdOrder = (ids: string[]) => ids.map((id, index) => ({ id, index })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+/**
+ * POST /api/reservations: every line is held, or none. Lock last, as a flash sale needs: the
+ * variants are read without a lock (a sold-out or unknown variant is refused before anything is
+ * written), then the reservation, its lines and its event are written, touching no variant; then
+ * each line holds its units with one conditional update (available >= quantity, checked under
+ * the row's lock it takes), and the transaction commits. A variant's row is locked only for
+ * those updates and the commit, whatever else the request writes and however many carts hold it.
+ */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
-  const variants = await lockVariantsOfLines(trx, input.lines.map((line) => line.variant_id));
-  const short: FieldProblem[] = input.lines.flatMap((line, index) => {
-    const variant = variants[index]!;
-    return variant.stock - variant.reserved < line.quantity ? [{ path: `/lines/${index}`, message: shortfall(variant, line.quantity) }] : [];
-  });
-  if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', short);
-  for (const [index, line] of input.lines.entries()) await moveReserved(trx, variants[index]!.id, line.quantity);
+  const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
+  const everyLine = ids.map((_, index) => index);
+  refuseUnavailable(input, everyLine, await variantsByIds(trx, ids), 'when short');
   const reservation = await insertReservation(trx, {
     lines: input.lines,
     reference: input.reference ?? null,
@@ -42,28 +48,43 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     },
     context,
   );
+  const unheld: number[] = [];
+  for (const { id, index } of inIdOrder(ids)) if (!(await holdUnits(trx, id, input.lines[index]!.quantity))) unheld.push(index);
+  if (unheld.length > 0) {
+    // Others took the units (or deleted the variant) since the read: the transaction rolls back.
+    unheld.sort((a, b) => a - b);
+    refuseUnavailable(input, unheld, await variantsByIds(trx, unheld.map((index) => ids[index]!)), 'always');
+  }
   return reservation;
+}
+
+/**
+ * Refuses the lines at `indexes` (their variants read in `variants`, in the same order): a 404
+ * with the paths of lines naming no variant, else a 409 `insufficient_stock` listing every line
+ * short of units, or, `always`, every line given (holds that failed under the lock).
+ */
+function refuseUnavailable(input: ReservationInput, indexes: number[], variants: (VariantRow | undefined)[], refuse: 'when short' | 'always'): void {
+  const missing = indexes.filter((_, position) => variants[position] === undefined);
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing.map((index) => ({ path: `/lines/${index}/variant_id`, message: 'names no variant' })));
+  const short: FieldProblem[] = indexes.flatMap((index, position) => {
+    const variant = variants[position]!;
+    const quantity = input.lines[index]!.quantity;
+    return refuse === 'always' || variant.stock - variant.reserved < quantity ? [{ path: `/lines/${index}`, message: shortfall(variant, quantity) }] : [];
+  });
+  if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', short);
 }
 
 type Closing = 'committed' | 'released' | 'expired';
 const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.released', expired: 'reservation.expired' } as const;
 
-/** Closes locked, active reservations: gives their units back (or, committing, takes them off the stock). */
+/**
+ * Closes locked, active reservations: gives their units back (or, committing, takes them off the
+ * stock). The reservations and their events are written first and the variants last, in id
+ * order, so a hot variant's row is locked only for its own update, movement and event.
+ */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
-  const byVariant = new Map<string, number>();
-  for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
-  const variants = await lockVariantsOfLines(trx, [...byVariant.keys()]);
-  for (const variant of variants) {
-    const quantity = byVariant.get(variant.id)!;
-    if (status === 'committed') {
-      const reference = reservations[0]!.reference;
-      await setStock(trx, variant, variant.stock - quantity, { reason: 'reservation committed', reference, context }, { reservedAfter: variant.reserved - quantity });
-    } else {
-      await moveReserved(trx, variant.id, -quantity);
-    }
-  }
   const closed = await closeReservations(trx, reservations.map((reservation) => reservation.id), status);
-  return Promise.all(
+  const finished = await Promise.all(
     closed.map(async (row) => {
       const reservation = { ...row, lines: reservations.find((open) => open.id === row.id)!.lines };
       const data = { before: { status: 'active' }, after: { status }, lines: linesOf(reservation), reference: reservation.reference };
@@ -71,6 +92,14 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
       return reservation;
     }),
   );
+  const byVariant = new Map<string, number>();
+  for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
+  for (const { id } of inIdOrder([...byVariant.keys()])) {
+    const quantity = byVariant.get(id)!;
+    if (status === 'committed') await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context });
+    else await releaseUnits(trx, id, quantity);
+  }
+  return finished;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { callerRead } from '../sessions/caller-query.js';
 
@@ -20,16 +20,12 @@ export function lockVariantsInIdOrder(trx: Transaction<Database>, ids: string[])
 /** Whether a variant exists, read beside the caller (the 404 of a variant's sub-resources). */
 export const variantKey = callerRead<{ id: string }, [string]>('inventory.variantKey', (db, id) => db.selectFrom('variants').select('id').where('id', '=', id));
 
-/**
- * Writes a locked variant's stock (and, committing a reservation, its reserved units); the
- * version moves on unless the change that includes this one moved it already.
- */
-export function writeStock(trx: Transaction<Database>, id: string, change: { stock: number; reserved?: number; moveVersion: boolean }): Promise<VariantRow> {
+/** Writes a locked variant's stock; the version moves on unless the change that includes this one moved it already. */
+export function writeStock(trx: Transaction<Database>, id: string, change: { stock: number; moveVersion: boolean }): Promise<VariantRow> {
   return trx
     .updateTable('variants')
     .set({
       stock: change.stock,
-      ...(change.reserved === undefined ? {} : { reserved: change.reserved }),
       ...(change.moveVersion ? { version: sql`version + 1`, updated_at: new Date() } : {}),
     })
     .where('id', '=', id)
@@ -37,13 +33,45 @@ export function writeStock(trx: Transaction<Database>, id: string, change: { sto
     .executeTakeFirstOrThrow();
 }
 
-/** Adds to (or, negative, takes from) a locked variant's `reserved`; the version moves on. */
-export async function moveReserved(trx: Transaction<Database>, variantId: string, by: number): Promise<void> {
+/**
+ * Holds `quantity` more units of a variant if that many are available: one conditional update,
+ * which takes the row's lock, so a reservation holds the hot row only from here to its commit.
+ * False when the variant is missing or has too few units (nothing is written then).
+ */
+export async function holdUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<boolean> {
+  const held = await trx
+    .updateTable('variants')
+    .set({ reserved: sql`reserved + ${quantity}`, version: sql`version + 1`, updated_at: new Date() })
+    .where('id', '=', variantId)
+    .where(sql<boolean>`stock - reserved >= ${quantity}`)
+    .returning('id')
+    .executeTakeFirst();
+  return held !== undefined;
+}
+
+/** Gives held units back (a reservation released or expired); the version moves on. */
+export async function releaseUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<void> {
   await trx
     .updateTable('variants')
-    .set({ reserved: sql`reserved + ${by}`, version: sql`version + 1`, updated_at: new Date() })
+    .set({ reserved: sql`reserved - ${quantity}`, version: sql`version + 1`, updated_at: new Date() })
     .where('id', '=', variantId)
     .execute();
+}
+
+/** Takes held units off the stock and off `reserved` in one update (a commit); the row after it. */
+export function takeHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<VariantRow> {
+  return trx
+    .updateTable('variants')
+    .set({ stock: sql`stock - ${quantity}`, reserved: sql`reserved - ${quantity}`, version: sql`version + 1`, updated_at: new Date() })
+    .where('id', '=', variantId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Variants, unlocked, in the order of `ids` (undefined for a missing one): why a hold failed. */
+export async function variantsByIds(trx: Transaction<Database>, ids: string[]): Promise<(VariantRow | undefined)[]> {
+  const rows = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).execute();
+  return ids.map((id) => rows.find((row) => row.id === id));
 }
 
 /** The first stock of many variants just created (their version stays: it is their creation's). */
@@ -52,4 +80,33 @@ export async function writeOpeningStocks(trx: Transaction<Database>, opening: { 
     update variants set stock = opened.stock
     from unnest(${opening.map((item) => item.variantId)}::uuid[], ${opening.map((item) => item.stock)}::integer[]) as opened (id, stock)
     where variants.id = opened.id`.execute(trx);
+}
+
+export interface ReservedMismatch {
+  variant_id: string;
+  /** The variant's `reserved`; 0 when the variant is gone. */
+  counted: number;
+  /** What its open reservation lines hold. */
+  held: number;
+}
+
+/**
+ * Variants whose `reserved` differs from their open reservation lines, read in one statement
+ * (one snapshot, so a reservation committing meanwhile is wholly in it or wholly out). It reads
+ * the variants holding units and the open lines, not the history of closed ones.
+ */
+export async function reservedMismatches(db: Kysely<Database>, limit: number): Promise<ReservedMismatch[]> {
+  const { rows } = await sql<ReservedMismatch>`
+    select coalesce(counted.id, held.variant_id) as variant_id, coalesce(counted.reserved, 0) as counted, coalesce(held.quantity, 0)::integer as held
+    from (select id, reserved from variants where reserved <> 0) as counted
+    full join (select variant_id, sum(quantity) as quantity from reservation_lines where active group by variant_id) as held on held.variant_id = counted.id
+    where coalesce(counted.reserved, 0) <> coalesce(held.quantity, 0)
+    order by 1
+    limit ${limit}`.execute(db);
+  return rows;
+}
+
+/** Sets a locked variant's `reserved` (the reconciliation's repair); the version moves on. */
+export async function writeReserved(trx: Transaction<Database>, variantId: string, reserved: number): Promise<void> {
+  await trx.updateTable('variants').set({ reserved, version: sql`version + 1`, updated_at: new Date() }).where('id', '=', variantId).execute();
 }

@@ -5,7 +5,7 @@ import { AppError, validationFailed, type FieldProblem } from '../http/errors.js
 import { lockForWrite } from '../http/preconditions.js';
 import { lockVariantsOfLines } from './line-variants.js';
 import { insertStockMovement, insertStockMovements } from './stock-movement-repository.js';
-import { lockVariant, writeOpeningStocks, writeStock } from './stock-repository.js';
+import { lockVariant, takeHeldUnits, writeOpeningStocks, writeStock } from './stock-repository.js';
 
 const MAX_STOCK = 1e9;
 
@@ -65,33 +65,48 @@ export function assertAboveReserved(variant: VariantRow, stockAfter: number, pat
 
 /**
  * Moves a locked variant's stock: one movement and one `variant.stock_changed`, whatever made the
- * change (a stock route, a variant's PUT, PATCH or batch update, an import, a commit). The version
- * moves on unless the change this one is part of moved it already (`moveVersion: false`, a PUT
- * that changed other fields too). A commit takes its units off `reserved` in the same update.
+ * change (a stock route, a variant's PUT, PATCH or batch update, an import; a commit: commitHeldUnits).
+ * The version moves on unless the change this one is part of moved it already (`moveVersion: false`,
+ * a PUT that changed other fields too).
  */
 export async function setStock(
   trx: Transaction<Database>,
   variant: VariantRow,
   stockAfter: number,
   note: StockNote,
-  options: { reservedAfter?: number; moveVersion?: boolean } = {},
+  options: { moveVersion?: boolean } = {},
 ): Promise<VariantRow> {
-  const reservedAfter = options.reservedAfter ?? variant.reserved;
-  const updated = await writeStock(trx, variant.id, { stock: stockAfter, reserved: reservedAfter, moveVersion: options.moveVersion ?? true });
-  const delta = stockAfter - variant.stock;
-  await insertStockMovement(trx, { variant_id: variant.id, delta, stock_after: stockAfter, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
-  const reservedMoved = reservedAfter !== variant.reserved;
+  const updated = await writeStock(trx, variant.id, { stock: stockAfter, moveVersion: options.moveVersion ?? true });
+  await noteStockChange(trx, variant, updated, note);
+  return updated;
+}
+
+/**
+ * A commit's units leave the stock and `reserved` in one update, which takes the variant's lock
+ * (the commit's last statements hold it: the update, its movement and its event).
+ */
+export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: StockNote): Promise<VariantRow> {
+  const after = await takeHeldUnits(trx, variantId, quantity);
+  await noteStockChange(trx, { ...after, stock: after.stock + quantity, reserved: after.reserved + quantity }, after, note);
+  return after;
+}
+
+/** The movement and the `variant.stock_changed` of a change of stock (and, committing, of `reserved`). */
+async function noteStockChange(trx: Transaction<Database>, before: VariantRow, after: VariantRow, note: StockNote): Promise<void> {
+  const delta = after.stock - before.stock;
+  await insertStockMovement(trx, { variant_id: after.id, delta, stock_after: after.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  const reservedMoved = after.reserved !== before.reserved;
   await record(
     trx,
     {
       type: 'variant.stock_changed',
       subjectType: 'variant',
-      subjectId: variant.id,
+      subjectId: after.id,
       data: {
-        before: reservedMoved ? { stock: variant.stock, reserved: variant.reserved } : { stock: variant.stock },
-        after: reservedMoved ? { stock: stockAfter, reserved: reservedAfter } : { stock: stockAfter },
+        before: reservedMoved ? { stock: before.stock, reserved: before.reserved } : { stock: before.stock },
+        after: reservedMoved ? { stock: after.stock, reserved: after.reserved } : { stock: after.stock },
         delta,
-        stock_after: stockAfter,
+        stock_after: after.stock,
         reason: note.reason,
         reference: note.reference,
         ...note.data,
@@ -99,7 +114,6 @@ export async function setStock(
     },
     note.context,
   );
-  return updated;
 }
 
 /** PUT /api/variants/{id}/stock: a delta or a new level, never below what is reserved. */

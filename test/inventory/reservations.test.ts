@@ -221,13 +221,27 @@ describe('reservations', () => {
     assert.equal((await inject({ method: 'PUT', url: `/api/variants/${a.id}/stock`, headers: fixture.admin.auth, payload: { stock: 3, reason: 'Count' } })).statusCode, 200);
   });
 
-  it('refuses, in the database itself, a reserved counter that differs from the active reservations', async () => {
+  it('finds a reserved counter that differs from the open reservation lines, reports it in the metrics and sets it right', async () => {
     const a = await create(5);
+    const b = await create(5);
     await reserve({ lines: [{ variant_id: a.id, quantity: 2 }] });
-    await assert.rejects(sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.db), { code: '23514' });
-    await assert.rejects(sql`update reservation_lines set active = false where variant_id = ${a.id}`.execute(fixture.db), { code: '23514' });
-    await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.db), { code: '23514' }, 'reserved never exceeds stock');
+    const held = (await reserve({ lines: [{ variant_id: b.id, quantity: 3 }] })).json();
+    // Two defects no code path makes: a counter moved alone, and lines closed behind the counter's back.
+    await sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.db);
+    await sql`update reservation_lines set active = false where reservation_id = ${held.id}`.execute(fixture.db);
+    const versionBefore = (await variant(a.id)).version;
+    await fixture.app.jobs.runNow('reconcile-reserved');
+    const metrics = (await inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /^inventory_reserved_mismatches 2$/m);
+    assert.match(metrics, /^inventory_reserved_repairs_total 2$/m);
     assert.equal((await variant(a.id)).reserved, 2);
+    assert.equal((await variant(a.id)).version, versionBefore + 1, 'a repair moves the version, so cached copies are refreshed');
+    assert.equal((await variant(b.id)).reserved, 0);
+    const repairedAlready = await fixture.db.selectFrom('variants').select('version').where('id', '=', a.id).executeTakeFirstOrThrow();
+    await fixture.app.jobs.runNow('reconcile-reserved');
+    assert.equal((await variant(a.id)).version, repairedAlready.version, 'a second pass finds nothing to repair');
+    // Oversold is refused by the database itself, in O(1): reserved never exceeds stock.
+    await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.db), { code: '23514' });
   });
 });
 
@@ -250,6 +264,39 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
     assert.deepEqual(await stored(id), { stock: 100, reserved: 100 });
     const active = await fixture.first.db.selectFrom('reservation_lines').select((eb) => eb.fn.countAll<string>().as('count')).where('variant_id', '=', id).where('active', '=', true).executeTakeFirstOrThrow();
     assert.equal(Number(active.count), 100);
+  });
+
+  it('keeps reserved equal to the open lines, without a deadlock, through reservations, commits, releases and stock changes racing on two instances', { timeout: 120_000 }, async () => {
+    const variants = [await create(400), await create(400)];
+    const post = (index: number, url: string, payload: object) => instance(index).inject({ method: 'POST', url, headers: fixture.admin.auth, payload });
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, async (_, index) => {
+        if (index % 5 === 4) {
+          // A stock adjustment over both variants, its lines in either order.
+          const lines = (index % 2 ? [...variants].reverse() : variants).map((variant) => ({ variant_id: variant.id, delta: index % 3 ? 1 : -1 }));
+          return [(await post(index, '/api/stock-adjustments', { lines, reason: 'Recount' })).statusCode];
+        }
+        const lines = (index % 2 ? [...variants].reverse() : variants).map((variant) => ({ variant_id: variant.id, quantity: 1 + (index % 2) }));
+        const created = await post(index, '/api/reservations', { lines });
+        if (created.statusCode !== 201 || index % 3 === 2) return [created.statusCode];
+        const closed = await post(index + 1, `/api/reservations/${created.json().id}/${index % 3 ? 'commit' : 'release'}`, {});
+        return [created.statusCode, closed.statusCode];
+      }),
+    );
+    assert.deepEqual([...new Set(statuses.flat())].sort(), [200, 201], 'no 409 (enough stock), no deadlock, no 500');
+    for (const variant of variants) {
+      const open = await fixture.first.db
+        .selectFrom('reservation_lines')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('quantity'), eb.val('0')).as('held'))
+        .where('variant_id', '=', variant.id)
+        .where('active', '=', true)
+        .executeTakeFirstOrThrow();
+      assert.equal((await stored(variant.id)).reserved, Number(open.held));
+    }
+    await fixture.second.app.jobs.runNow('reconcile-reserved');
+    const metrics = (await fixture.second.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /^inventory_reserved_mismatches 0$/m);
+    assert.match(metrics, /^inventory_reserved_repairs_total 0$/m);
   });
 
   it('expires each lapsed reservation exactly once when both instances run the expiry at once', { timeout: 120_000 }, async () => {
