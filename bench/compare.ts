@@ -1,5 +1,5 @@
 /**
- * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16]`: the by-id read of the
+ * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16 --log-level=info]`: the by-id read of the
  * service against the bare reference only, alternated round by round in one run (so both see
  * the same machine), on a scratch PostgreSQL database. Prints each round and the ratios of the
  * summed figures; for trying a change quickly. `npm run bench` gives the full picture.
@@ -11,12 +11,18 @@ import { formatTable } from './measure.js';
 import { compareWithReference, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } },
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+    // The service's LOG_LEVEL (its default, info, unless given), to see what the log costs.
+    'log-level': { type: 'string', default: 'info' },
+  },
 });
 const load = { connections: Number(options.connections), duration: Number(options.duration) };
 const scratch = await createScratchDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 'compare');
 try {
-  const service = await startService(await serviceEnvironment({ url: scratch.url }));
+  const service = await startService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
   const data = await seed(service.baseUrl);
   const comparison = await compareWithReference(service, scratch.url, data, load, Number(options.rounds));
   service.child.kill('SIGTERM');

@@ -75,7 +75,7 @@ try {
   }
   const share = (time: number) => `${((time / total) * 100).toFixed(1)}%`;
   console.log('\n| self time | function |\n|---:|---|');
-  for (const [name, time] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${share(time)} | ${name} |`);
+  for (const [name, time] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 20))) console.log(`| ${share(time)} | ${name} |`);
   console.log('\n| self time | package |\n|---:|---|');
   for (const [owner, time] of [...byOwner].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`| ${share(time)} | ${owner} |`);
 } finally {

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
+import type { NewMovement } from './stock-movement-repository.js';
 import { callerRead } from '../sessions/caller-query.js';
 
 /**
@@ -58,14 +60,24 @@ export async function releaseUnits(trx: Transaction<Database>, variantId: string
     .execute();
 }
 
-/** Takes held units off the stock and off `reserved` in one update (a commit); the row after it. */
-export function takeHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<VariantRow> {
-  return trx
-    .updateTable('variants')
-    .set({ stock: sql`stock - ${quantity}`, reserved: sql`reserved - ${quantity}`, version: sql`version + 1`, updated_at: new Date() })
-    .where('id', '=', variantId)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/**
+ * Takes held units off the stock and off `reserved` in one update (a commit), and writes its
+ * movement in the same statement, so the variant's lock is held for one round trip less; the
+ * row after it.
+ */
+export async function takeHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, movement: Pick<NewMovement, 'reason' | 'reference' | 'actor_id'>): Promise<VariantRow> {
+  const now = new Date();
+  const { rows } = await sql<VariantRow>`
+    with taken as (
+      update variants set stock = stock - ${quantity}, reserved = reserved - ${quantity}, version = version + 1, updated_at = ${now}
+      where id = ${variantId}
+      returning *),
+    moved as (
+      insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
+      select ${randomUUID()}, id, ${-quantity}, stock, ${movement.reason}, ${movement.reference}, ${movement.actor_id}, ${now} from taken)
+    select * from taken`.execute(trx);
+  if (!rows[0]) throw new Error(`variant ${variantId} holds units but is gone`);
+  return rows[0];
 }
 
 /** Variants, unlocked, in the order of `ids` (undefined for a missing one): why a hold failed. */

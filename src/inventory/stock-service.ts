@@ -77,24 +77,24 @@ export async function setStock(
   options: { moveVersion?: boolean } = {},
 ): Promise<VariantRow> {
   const updated = await writeStock(trx, variant.id, { stock: stockAfter, moveVersion: options.moveVersion ?? true });
-  await noteStockChange(trx, variant, updated, note);
+  await insertStockMovement(trx, { variant_id: variant.id, delta: stockAfter - variant.stock, stock_after: stockAfter, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  await recordStockChange(trx, variant, updated, note);
   return updated;
 }
 
 /**
- * A commit's units leave the stock and `reserved` in one update, which takes the variant's lock
- * (the commit's last statements hold it: the update, its movement and its event).
+ * A commit's units leave the stock and `reserved` in one update with its movement, which takes
+ * the variant's lock (the commit's last statements hold it: that one and the event's).
  */
 export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: StockNote): Promise<VariantRow> {
-  const after = await takeHeldUnits(trx, variantId, quantity);
-  await noteStockChange(trx, { ...after, stock: after.stock + quantity, reserved: after.reserved + quantity }, after, note);
+  const after = await takeHeldUnits(trx, variantId, quantity, { reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  await recordStockChange(trx, { ...after, stock: after.stock + quantity, reserved: after.reserved + quantity }, after, note);
   return after;
 }
 
-/** The movement and the `variant.stock_changed` of a change of stock (and, committing, of `reserved`). */
-async function noteStockChange(trx: Transaction<Database>, before: VariantRow, after: VariantRow, note: StockNote): Promise<void> {
+/** The `variant.stock_changed` of a change of stock (and, committing, of `reserved`). */
+async function recordStockChange(trx: Transaction<Database>, before: VariantRow, after: VariantRow, note: StockNote): Promise<void> {
   const delta = after.stock - before.stock;
-  await insertStockMovement(trx, { variant_id: after.id, delta, stock_after: after.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
   const reservedMoved = after.reserved !== before.reserved;
   await record(
     trx,
