@@ -85,11 +85,12 @@ export async function runCatalogueBench(
   service: { baseUrl: string; pid: number },
   databaseUrl: string,
   data: { auth: Record<string, string>; variants: { id: string }[] },
-  options: { connections: number; duration: number; say: (line?: string) => void },
+  options: { connections: number; duration: number; say: (line?: string) => void; goal?: (what: string, figure: string, target: string, met: boolean) => void },
 ): Promise<void> {
   const { baseUrl } = service;
   const { auth } = data;
   const { say } = options;
+  const goal = options.goal ?? (() => {});
   const adminId = String(((await (await fetch(`${baseUrl}/api/users/profile`, { headers: auth })).json()) as { id: string }).id);
 
   const referenceMs = await referenceImport(databaseUrl, catalogueCsv(`ref${randomUUID().slice(0, 6)}`, IMPORT_ROWS), adminId);
@@ -108,6 +109,8 @@ export async function runCatalogueBench(
   await finished(baseUrl, auth, running);
   say(formatTable([quiet, during]));
   say();
+  goal('Import of 100,000 variants: service / reference, rows a second', `${(referenceMs / serviceMs).toFixed(2)}x`, '>= 0.5x', referenceMs / serviceMs >= 0.5);
+  goal('By-id p99 while an import runs / without', `${(during.p99 / quiet.p99).toFixed(2)}x`, '<= 2x', during.p99 / quiet.p99 <= 2);
   say(`By-id p99 while an import runs / without: ${(during.p99 / quiet.p99).toFixed(2)}x (goal <= 2x); the import was ${(runningState as { status: string }).status} when the measurement ended.`);
   say();
 
@@ -137,6 +140,7 @@ export async function runCatalogueBench(
   }
   clearInterval(sampler);
   const exportSeconds = (performance.now() - exportStarted) / 1000;
+  goal('Export of every variant: service RSS growth', `${(peak - before).toFixed(0)} MB`, '< 50 MB', peak - before < 50);
   say(`Export of every variant (${(lines - 1).toLocaleString('en')} rows, ${(bytes / 1024 / 1024).toFixed(0)} MiB of CSV) in ${exportSeconds.toFixed(1)} s: service RSS ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB, growth ${(peak - before).toFixed(0)} MB (goal < 50 MB).`);
   say();
 }

@@ -50,7 +50,7 @@ export async function measure(
 }
 
 /** The nearest-rank percentile of sorted values, to a hundredth of a millisecond; 0 when there are none. */
-function percentile(sorted: number[], fraction: number): number {
+export function percentile(sorted: number[], fraction: number): number {
   if (sorted.length === 0) return 0;
   const value = sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
   return Math.round(value * 100) / 100;

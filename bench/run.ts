@@ -14,8 +14,10 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { postJson, startService } from '../test/helpers/service-process.js';
 import { runCatalogueBench } from './catalogue.js';
 import { runCheckout } from './checkout.js';
+import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
+import { runTracingComparison } from './tracing.js';
 import { benchScenarios, compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
@@ -32,6 +34,11 @@ const duration = Number(options.duration);
 const connections = Number(options.connections);
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const report: string[] = [];
+/** The goals of the run, each beside its figure, printed together at the end. */
+const goals: { goal: string; figure: string; target: string; met: boolean }[] = [];
+const goal = (what: string, figure: string, target: string, met: boolean) => goals.push({ goal: what, figure, target, met });
+/** Shoppers of the flash sale (issue 31: 32 reserving one unit of one variant). */
+const FLASH_SHOPPERS = 32;
 const say = (line = '') => {
   console.log(line);
   report.push(line);
@@ -62,7 +69,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     if (options['catalogue-only']) {
       say(`### Catalogue files on PostgreSQL 15: ${duration} s a scenario, ${connections} connections, 1 worker`);
       say();
-      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch!.url, data, { connections, duration, say });
+      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch!.url, data, { connections, duration, say, goal });
       return;
     }
     say(`### ${kind === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'}: ${duration} s a scenario, ${connections} connections, 1 worker`);
@@ -79,23 +86,55 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     if (!checkout.ok) process.exitCode = 1;
 
     if (scratch) {
+      say(`#### Flash sale`);
+      say();
+      const flash = await runFlashSale(service, scratch.url, data.auth, { connections: FLASH_SHOPPERS, duration, rounds: 2 });
+      say(`${FLASH_SHOPPERS} shoppers each reserving one unit of one variant and committing it (a checkout service's API client token), against the bare lock-last reference (insert the reservation, then \`update variants set reserved = reserved + n where id = $1 and stock - reserved >= n\`; the commit one update and one movement), alternated in two rounds, each on a fresh variant:`);
+      say();
+      say(formatTable(flash.rows));
+      say();
+      say(flash.problems.length === 0 ? 'Oversell check: OK. Every round: reserved back to 0, stock = start - acknowledged commits.' : `Oversell check: FAILED: ${flash.problems.join('; ')}`);
+      if (flash.problems.length > 0) process.exitCode = 1;
+      say();
+      goal('Flash sale: service / bare lock-last reference, checkouts a second', `${flash.ratio.toFixed(2)}x`, '>= 0.7x', flash.ratio >= 0.7);
+      const growth = await runHoldGrowth(service, scratch.url, data.auth, flash.clientAuth);
+      say(`One reservation (median of 300, one at a time): ${growth.empty.toFixed(2)} ms with no other open on the variant, ${growth.full.toFixed(2)} ms with ${growth.holds.toLocaleString('en')} open.`);
+      say();
+      goal(`One reservation's time, ${growth.holds.toLocaleString('en')} open holds / none`, `${growth.ratio.toFixed(2)}x`, '<= 1.2x', growth.ratio <= 1.2);
+
       // The writes above leave dead rows that autovacuum would clean at a moment of its own
       // choosing, in the middle of one round or the other; cleaned now, both see the same tables.
       await vacuum(scratch.url);
       const variantIds = data.variants.map((variant) => variant.id);
-      const comparison = await compareWithReference(service, scratch.url, data, { connections, duration }, 3);
+      say(`#### By id against the bare reference`);
+      say();
+      say(`Alternated in three rounds (reference, service, reference, service...) after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement:`);
+      say();
+      for (const load of [16, 32]) {
+        const comparison = await compareWithReference(service, scratch.url, data, { connections: load, duration }, 3);
+        say(formatTable(comparison.rounds.flatMap((round) => [round.reference, round.service]).map((row) => ({ ...row, name: `${row.name}, ${load} connections` }))));
+        say();
+        say(`Own CPU time per by-id read, round by round: the service ${comparison.rounds.map((round) => `${round.serviceCpuMicroseconds.toFixed(0)} µs`).join(', ')}; the bare reference ${comparison.rounds.map((round) => `${round.referenceCpuMicroseconds.toFixed(0)} µs`).join(', ')}.`);
+        say();
+        goal(`By id at ${load} connections: service / bare reference, throughput`, `${comparison.throughput.toFixed(2)}x`, '>= 0.75x', comparison.throughput >= 0.75);
+        goal(`By id at ${load} connections: service / bare reference, p99`, `${comparison.p99.toFixed(2)}x`, '<= 1.5x', comparison.p99 <= 1.5);
+      }
       const adminId = String((await (await fetch(`${service.baseUrl}/api/users/profile`, { headers: data.auth })).json()).id);
-      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 queries', variantIds, { connections, duration }, adminId);
+      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 prepared queries', variantIds, { connections, duration }, adminId);
       const service1 = rows[0]!;
-      say(`By id against the bare reference, alternated in three rounds (reference, service, reference, service...) after a VACUUM ANALYZE, then the reference with the caller lookup:`);
+      say(formatTable([service1, twoQueryFigures]));
       say();
-      say(formatTable([...comparison.rounds.flatMap((round) => [round.reference, round.service]), twoQueryFigures]));
-      say();
-      say(`Own CPU time per by-id read, round by round: the service ${comparison.rounds.map((round) => `${round.serviceCpuMicroseconds.toFixed(0)} µs`).join(', ')}; the bare reference ${comparison.rounds.map((round) => `${round.referenceCpuMicroseconds.toFixed(0)} µs`).join(', ')}.`);
-      say();
-      say(`Service / bare reference, summed over the rounds: throughput ${comparison.throughput.toFixed(2)}x (target >= 0.75x), p99 ${comparison.p99.toFixed(2)}x the reference's (target <= 1.5x).`);
       say(`Service (first scenario above) / reference with the caller lookup: throughput ${(service1.requestsPerSecond / twoQueryFigures.requestsPerSecond).toFixed(2)}x.`);
       say();
+
+      say(`#### Tracing`);
+      say();
+      const tracing = await runTracingComparison(service, scratch.url, data, { connections, duration, rounds: 2 });
+      say(formatTable(tracing.rows));
+      say();
+      say(`Tracing on / off, by-id throughput summed over the rounds: ${tracing.ratio.toFixed(2)}x (${tracing.exports} OTLP exports received). Off is the service's default (no OTEL_* variable: no SDK loaded, no span made), whose cost against the bare reference is the by-id goal above.`);
+      say();
+      goal('Tracing on (always_on, OTLP) / off, by-id throughput', `${tracing.ratio.toFixed(2)}x`, 'reported', true);
 
       const before = await readRss(service.child.pid!);
       const samples: number[] = [];
@@ -111,12 +150,14 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       const warm = meanOf(0.2, 0.4);
       const last = meanOf(0.8, 1);
       const peakAfterWarmUp = Math.max(...samples.slice(Math.floor(samples.length * 0.2)));
-      say(`Memory over ${memoryRun.total} requests: RSS ${before.toFixed(0)} MiB before, ${warm.toFixed(0)} MiB on average from 20% to 40% of the run, ${last.toFixed(0)} MiB over its last fifth, peak ${peakAfterWarmUp.toFixed(0)} MiB; growth ${(((last - warm) / warm) * 100).toFixed(1)}% (target < 10%).`);
+      const growthPercent = ((last - warm) / warm) * 100;
+      say(`Memory over ${memoryRun.total} requests: RSS ${before.toFixed(0)} MiB before, ${warm.toFixed(0)} MiB on average from 20% to 40% of the run, ${last.toFixed(0)} MiB over its last fifth, peak ${peakAfterWarmUp.toFixed(0)} MiB; growth ${growthPercent.toFixed(1)}% (target < 10%).`);
+      goal('RSS growth over 100,000 by-id reads', `${growthPercent.toFixed(1)}%`, '< 10%', growthPercent < 10);
       say();
 
       say(`#### Catalogue files`);
       say();
-      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch.url, data, { connections, duration, say });
+      await runCatalogueBench({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch.url, data, { connections, duration, say, goal });
 
       service.child.kill('SIGTERM');
       await service.exited;
@@ -143,6 +184,14 @@ if (options.scale) {
 } else {
   const kinds = options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   for (const kind of kinds) await benchDatabase(kind);
+  if (goals.length > 0) {
+    say(`### Goals of this run`);
+    say();
+    say('| goal | figure | target | met |');
+    say('|---|---:|---:|---|');
+    for (const row of goals) say(`| ${row.goal} | ${row.figure} | ${row.target} | ${row.met ? 'yes' : '**no**'} |`);
+    say();
+  }
 }
 
 const readmePath = path.join('bench', 'README.md');

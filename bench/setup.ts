@@ -11,7 +11,8 @@ export async function serviceEnvironment(database: { url?: string; dataDir?: str
   return {
     PORT: await freePort(),
     ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
-    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256!!',
+    // The service as a user runs it: EdDSA access tokens (no JWT_SECRET) and LOG_LEVEL's default.
+    LOG_LEVEL: 'info',
     ADMIN_EMAIL: 'bench-admin@example.com',
     ADMIN_PASSWORD: 'bench-admin-password',
     ACCESS_TOKEN_TTL: '3600',
@@ -129,7 +130,7 @@ export async function compareWithReference(
   const ids = data.variants.map((variant) => variant.id);
   const rounds: Comparison['rounds'] = [];
   for (let round = 0; round < roundCount; round++) {
-    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 query', ids, load);
+    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 prepared query', ids, load);
     let cpuBefore = 0;
     const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.child.pid!));
     const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(ids)}`, headers: data.auth }, { ...load, afterWarmUp });
