@@ -1,8 +1,15 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './tables.js';
 
-const RETRYABLE_CODES = new Set(['40001', '40P01']);
+const RETRY_REASONS: Record<string, keyof typeof transactionRetries> = { '40001': 'serialization_failure', '40P01': 'deadlock' };
 const MAX_ATTEMPTS = 5;
+
+/**
+ * Transactions retried in this process since it started, by reason: a retry hides a deadlock
+ * from the caller, so the metrics (`database_transaction_retries_total`) and the race tests read
+ * these to see one.
+ */
+export const transactionRetries = { serialization_failure: 0, deadlock: 0 };
 
 /**
  * The one transaction convention of the service:
@@ -22,8 +29,9 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transac
     try {
       return await db.transaction().execute(work);
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (attempt >= MAX_ATTEMPTS || !code || !RETRYABLE_CODES.has(code)) throw error;
+      const reason = RETRY_REASONS[(error as { code?: string }).code ?? ''];
+      if (attempt >= MAX_ATTEMPTS || !reason) throw error;
+      transactionRetries[reason]++;
     }
   }
 }

@@ -3,6 +3,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
+import { transactionRetries } from '../db/transaction.js';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
 import { AppError, notFound } from './errors.js';
 import { problemResponses } from './problem-schema.js';
@@ -166,6 +167,19 @@ export const metricsPlugin = fastifyPlugin(
       durations.observe(labels, reply.elapsedTime / 1000);
       if (reply.statusCode === 429) refusals.inc();
       done();
+    });
+    const reportedRetries = { ...transactionRetries };
+    new Counter({
+      name: 'database_transaction_retries_total',
+      help: 'Transactions retried after a serialization failure or a deadlock, by reason.',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        for (const reason of Object.keys(transactionRetries) as (keyof typeof transactionRetries)[]) {
+          this.inc({ reason }, transactionRetries[reason] - reportedRetries[reason]);
+          reportedRetries[reason] = transactionRetries[reason];
+        }
+      },
     });
     metrics.gauge({
       name: 'database_pool_connections',

@@ -38,7 +38,7 @@ export const inventoryPlugin = fastifyPlugin(
       everyMs: RECONCILE_EVERY_MS,
       run: async () => {
         const pass = await reconcileReserved(db, app.log);
-        mismatches.set(pass.found);
+        if (pass.found !== undefined) mismatches.set(pass.found);
         repairs.inc(pass.repaired);
       },
     });

@@ -114,6 +114,30 @@ export async function insertReservation(
   return { ...row, lines };
 }
 
+export interface ReservedMismatch {
+  variant_id: string;
+  /** The variant's `reserved`; 0 when the variant is gone. */
+  counted: number;
+  /** What its open reservation lines hold. */
+  held: number;
+}
+
+/**
+ * Variants whose `reserved` differs from their open reservation lines, read in one statement
+ * (one snapshot, so a reservation committing meanwhile is wholly in it or wholly out). It reads
+ * the variants holding units and the open lines, not the history of closed ones.
+ */
+export async function reservedMismatches(db: Kysely<Database>, limit: number): Promise<ReservedMismatch[]> {
+  const { rows } = await sql<ReservedMismatch>`
+    select coalesce(counted.id, held.variant_id) as variant_id, coalesce(counted.reserved, 0) as counted, coalesce(held.quantity, 0)::integer as held
+    from (select id, reserved from variants where reserved <> 0) as counted
+    full join (select variant_id, sum(quantity) as quantity from reservation_lines where active group by variant_id) as held on held.variant_id = counted.id
+    where coalesce(counted.reserved, 0) <> coalesce(held.quantity, 0)
+    order by 1
+    limit ${limit}`.execute(db);
+  return rows;
+}
+
 /** The units a variant's open reservation lines hold (the reconciliation's recount, under the variant's lock). */
 export async function unitsHeldByOpenLines(trx: Transaction<Database>, variantId: string): Promise<number> {
   const row = await trx

@@ -30,8 +30,7 @@ const inIdOrder = (ids: string[]) => ids.map((id, index) => ({ id, index })).sor
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
-  const everyLine = ids.map((_, index) => index);
-  refuseUnavailable(input, everyLine, await variantsByIds(trx, ids), 'when short');
+  refuseUnavailable(input, await variantsByIds(trx, ids));
   const reservation = await insertReservation(trx, {
     lines: input.lines,
     reference: input.reference ?? null,
@@ -48,28 +47,29 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     },
     context,
   );
-  const unheld: number[] = [];
-  for (const { id, index } of inIdOrder(ids)) if (!(await holdUnits(trx, id, input.lines[index]!.quantity))) unheld.push(index);
-  if (unheld.length > 0) {
-    // Others took the units (or deleted the variant) since the read: the transaction rolls back.
-    unheld.sort((a, b) => a - b);
-    refuseUnavailable(input, unheld, await variantsByIds(trx, unheld.map((index) => ids[index]!)), 'always');
+  for (const { id, index } of inIdOrder(ids)) {
+    if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
+    // Others took the units (or deleted the variant) since the read: stop here, lock nothing
+    // more, and the transaction rolls back.
+    const [variant] = await variantsByIds(trx, [id]);
+    if (!variant) throw new AppError('not_found', 'A line names no variant.', [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]);
+    const message = `${shortfall(variant, input.lines[index]!.quantity)}; concurrent reservations took the units first`;
+    throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', [{ path: `/lines/${index}`, message }]);
   }
   return reservation;
 }
 
 /**
- * Refuses the lines at `indexes` (their variants read in `variants`, in the same order): a 404
- * with the paths of lines naming no variant, else a 409 `insufficient_stock` listing every line
- * short of units, or, `always`, every line given (holds that failed under the lock).
+ * Refuses the lines whose variants (read in `variants`, in the order of the lines) are missing,
+ * with a 404 listing their paths, or have fewer units available than asked, with a 409
+ * `insufficient_stock` listing every short line.
  */
-function refuseUnavailable(input: ReservationInput, indexes: number[], variants: (VariantRow | undefined)[], refuse: 'when short' | 'always'): void {
-  const missing = indexes.filter((_, position) => variants[position] === undefined);
+function refuseUnavailable(input: ReservationInput, variants: (VariantRow | undefined)[]): void {
+  const missing = variants.flatMap((variant, index) => (variant ? [] : [index]));
   if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing.map((index) => ({ path: `/lines/${index}/variant_id`, message: 'names no variant' })));
-  const short: FieldProblem[] = indexes.flatMap((index, position) => {
-    const variant = variants[position]!;
+  const short: FieldProblem[] = variants.flatMap((variant, index) => {
     const quantity = input.lines[index]!.quantity;
-    return refuse === 'always' || variant.stock - variant.reserved < quantity ? [{ path: `/lines/${index}`, message: shortfall(variant, quantity) }] : [];
+    return variant!.stock - variant!.reserved < quantity ? [{ path: `/lines/${index}`, message: shortfall(variant!, quantity) }] : [];
   });
   if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', short);
 }

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import type { NewMovement } from './stock-movement-repository.js';
+
+/** The advisory lock key of the reconciliation of `reserved` (any fixed number no other lock uses). */
+const RECONCILIATION_LOCK = 720_431_121;
 import { callerRead } from '../sessions/caller-query.js';
 
 /**
- * The stock columns of the variants table (`stock`, `reserved`), which inventory alone writes;
- * the rest of the row is the variants area's.
+ * The stock columns of the variants table (`stock`, `reserved`), which inventory alone writes
+ * (a commit's update writes its stock movement in the same statement); the rest of the row is
+ * the variants area's.
  */
 
 /** A variant's row, locked for a change of its stock. */
@@ -94,28 +98,10 @@ export async function writeOpeningStocks(trx: Transaction<Database>, opening: { 
     where variants.id = opened.id`.execute(trx);
 }
 
-export interface ReservedMismatch {
-  variant_id: string;
-  /** The variant's `reserved`; 0 when the variant is gone. */
-  counted: number;
-  /** What its open reservation lines hold. */
-  held: number;
-}
-
-/**
- * Variants whose `reserved` differs from their open reservation lines, read in one statement
- * (one snapshot, so a reservation committing meanwhile is wholly in it or wholly out). It reads
- * the variants holding units and the open lines, not the history of closed ones.
- */
-export async function reservedMismatches(db: Kysely<Database>, limit: number): Promise<ReservedMismatch[]> {
-  const { rows } = await sql<ReservedMismatch>`
-    select coalesce(counted.id, held.variant_id) as variant_id, coalesce(counted.reserved, 0) as counted, coalesce(held.quantity, 0)::integer as held
-    from (select id, reserved from variants where reserved <> 0) as counted
-    full join (select variant_id, sum(quantity) as quantity from reservation_lines where active group by variant_id) as held on held.variant_id = counted.id
-    where coalesce(counted.reserved, 0) <> coalesce(held.quantity, 0)
-    order by 1
-    limit ${limit}`.execute(db);
-  return rows;
+/** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */
+export async function takeReconciliationTurn(trx: Transaction<Database>): Promise<boolean> {
+  const { rows } = await sql<{ taken: boolean }>`select pg_try_advisory_xact_lock(${RECONCILIATION_LOCK}) as taken`.execute(trx);
+  return rows[0]!.taken;
 }
 
 /** Sets a locked variant's `reserved` (the reconciliation's repair); the version moves on. */

@@ -5,7 +5,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * commit, so a reservation cost more the more carts held the variant (5 ms with none open, 8 ms
  * with 20,000, and growing). `reserved` is now kept by the reservation code alone, each write
  * one conditional update under the row's lock, and proved equal to the open lines by the
- * reconciliation job (src/inventory/reserved-reconciliation.ts), which reports and repairs any
+ * reconciliation job (src/inventory/reconciliation-service.ts), which reports and repairs any
  * difference. `variants_reserved_within_stock` (0011) still refuses an oversold row at O(1).
  */
 export const reservedReconciliation: Migration = {
