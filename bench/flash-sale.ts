@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 import { percentile, type Figures } from './measure.js';
+import { newApiClient } from './setup.js';
 
 /** More than a sale of a few seconds can sell, so every shopper is served and none refused. */
 const SALE_STOCK = 1_000_000;
@@ -70,13 +71,8 @@ async function newSaleVariant(baseUrl: string, auth: Record<string, string>, sto
 
 /** A checkout service's credentials: an API client with `reservations:write`, by its client credentials token. */
 async function checkoutClient(baseUrl: string, auth: Record<string, string>): Promise<Record<string, string>> {
-  const client = await postJson(`${baseUrl}/api/clients`, { name: 'Bench checkout', scopes: ['reservations:write'] }, auth);
-  const granted = await fetch(`${baseUrl}/api/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `grant_type=client_credentials&client_id=${client.body?.id}&client_secret=${client.body?.secret}`,
-  }).then((reply) => reply.json() as Promise<{ access_token: string }>);
-  return { authorization: `Bearer ${granted.access_token}` };
+  const client = await newApiClient(baseUrl, auth, 'Bench checkout', ['reservations:write']);
+  return { authorization: `Bearer ${client.token}` };
 }
 
 /** The oversell check: nothing left reserved, and the stock is the start less every acknowledged commit. */

@@ -48,14 +48,20 @@ export async function seed(baseUrl: string) {
     return { id, sku, product };
   });
   // An API client that reads the catalogue, by its secret and by a client credentials token.
-  const client = await postJson(`${baseUrl}/api/clients`, { name: 'Bench reader', scopes: ['variants:read'] }, auth);
+  const reader = await newApiClient(baseUrl, auth, 'Bench reader', ['variants:read']);
+  const clientAuth = { secret: { authorization: `Bearer ${reader.secret}` }, token: { authorization: `Bearer ${reader.token}` } };
+  return { auth, users, variants, clientAuth };
+}
+
+/** An API client with `scopes`: its secret, and an access token from the client credentials grant. */
+export async function newApiClient(baseUrl: string, auth: Record<string, string>, name: string, scopes: string[]): Promise<{ secret: string; token: string }> {
+  const client = await postJson(`${baseUrl}/api/clients`, { name, scopes }, auth);
   const granted = await fetch(`${baseUrl}/api/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: `grant_type=client_credentials&client_id=${client.body?.id}&client_secret=${client.body?.secret}`,
   }).then((reply) => reply.json() as Promise<{ access_token: string }>);
-  const clientAuth = { secret: { authorization: `Bearer ${client.body?.secret}` }, token: { authorization: `Bearer ${granted.access_token}` } };
-  return { auth, users, variants, clientAuth };
+  return { secret: String(client.body?.secret), token: granted.access_token };
 }
 
 /** The scenarios of `npm run bench`, over the seeded data. */
