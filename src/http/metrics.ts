@@ -202,8 +202,8 @@ export const metricsPlugin = fastifyPlugin(
           tags: ['operations'],
           summary: 'Prometheus metrics',
           description:
-            'Prometheus text format: requests and durations by route and status, database pool, email and webhook queues ' +
-            '(count and age of the oldest), reservations past their deadline, rate-limit refusals, process figures. ' +
+            'Prometheus text format: requests and durations by route and status, database pool and transaction retries, email and webhook queues ' +
+            '(count and age of the oldest), reservations past their deadline, the reconciliation of `reserved`, rate-limit refusals, process figures. ' +
             'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; without it, only clients on the ' +
             "service's own machine (loopback) are answered, others get 404. The text is rendered at most once a second and " +
             'shared by the scrapes of that second. With WORKERS above 1 it covers all workers.',
