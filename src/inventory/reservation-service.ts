@@ -47,16 +47,38 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     },
     context,
   );
-  for (const { id, index } of inIdOrder(ids)) {
+  const order = inIdOrder(ids);
+  for (const [position, { id, index }] of order.entries()) {
     if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
-    // Others took the units (or deleted the variant) since the read: stop here, lock nothing
-    // more, and the transaction rolls back.
-    const [variant] = await variantsByIds(trx, [id]);
-    if (!variant) throw new AppError('not_found', 'A line names no variant.', [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]);
-    const message = `${shortfall(variant, input.lines[index]!.quantity)}; concurrent reservations took the units first`;
-    throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', [{ path: `/lines/${index}`, message }]);
+    // Others took the units (or deleted the variant) since the read: lock nothing more, and the
+    // transaction rolls back, answering for this line and every line not yet held that is short now.
+    await refuseAfterFailedHold(trx, input, order.slice(position));
   }
   return reservation;
+}
+
+/**
+ * The answer when a hold fails: the failed line (the first of `pending`) and the lines after it
+ * are read again without a lock; every one that names no variant (404) or falls short (409) is
+ * listed, and the failed line always is, since its units were taken after they were read.
+ */
+async function refuseAfterFailedHold(trx: Transaction<Database>, input: ReservationInput, pending: { id: string; index: number }[]): Promise<never> {
+  const variants = await variantsByIds(trx, pending.map(({ id }) => id));
+  const missing = pending
+    .flatMap(({ index }, at) => (variants[at] ? [] : [index]))
+    .sort((a, b) => a - b)
+    .map((index) => ({ path: `/lines/${index}/variant_id`, message: 'names no variant' }));
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);
+  const failed = pending[0]!.index;
+  const short: FieldProblem[] = pending
+    .map(({ index }, at) => ({ index, variant: variants[at]!, quantity: input.lines[index]!.quantity }))
+    .filter(({ index, variant, quantity }) => index === failed || variant.stock - variant.reserved < quantity)
+    .sort((a, b) => a.index - b.index)
+    .map(({ index, variant, quantity }) => ({
+      path: `/lines/${index}`,
+      message: index === failed ? `${shortfall(variant, quantity)}; other requests took the units after they were read` : shortfall(variant, quantity),
+    }));
+  throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', short);
 }
 
 /**

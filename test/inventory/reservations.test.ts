@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { InjectOptions } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { transactionRetries } from '../../src/db/transaction.js';
 import { createUser, newVariantBody, onPostgres, problemOf, useAppWithAdmin, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
@@ -279,6 +279,34 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
     const refused = responses.find((response) => response.statusCode === 409)!;
     assert.equal(problemOf(refused).code, 'insufficient_stock');
     assert.deepEqual(problemOf(refused).errors!.map((error: { path: string }) => error.path), ['/lines/0']);
+  });
+
+  it('lists every line that is short when a hold finds its units taken by a reservation that committed after the read', { timeout: 60_000 }, async () => {
+    const [low, high] = [await create(2), await create(2)].sort((a, b) => (a.id < b.id ? -1 : 1));
+    // The lines name the higher id first: the holds go in id order, so /lines/1 is held (and fails) first.
+    const payload = { lines: [{ variant_id: high!.id, quantity: 2 }, { variant_id: low!.id, quantity: 2 }] };
+    let answer: Promise<LightMyRequestResponse> | undefined;
+    await fixture.second.db.transaction().execute(async (other) => {
+      // Another writer takes a unit of each off the stock; the reservation reads before it commits and sees both available.
+      await sql`update variants set stock = stock - 1 where id in (${low!.id}, ${high!.id})`.execute(other);
+      answer = fixture.first.app.inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload });
+      for (;;) {
+        const waiting = await sql<{ count: string }>`
+          select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like 'update "variants" set "reserved"%'`.execute(fixture.first.db);
+        if (Number(waiting.rows[0]!.count) > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
+    const response = await answer!;
+    assert.equal(response.statusCode, 409);
+    const problem = problemOf(response);
+    assert.equal(problem.code, 'insufficient_stock');
+    const errors = problem.errors as { path: string; message: string }[];
+    assert.deepEqual(errors.map((error) => error.path), ['/lines/0', '/lines/1'], 'both lines, in the order of the lines');
+    assert.match(errors[1]!.message, /other requests took the units after they were read/);
+    assert.match(errors[0]!.message, /^asks for 2 units; 1 available/);
+    assert.deepEqual(await stored(low!.id), { stock: 1, reserved: 0 });
+    assert.deepEqual(await stored(high!.id), { stock: 1, reserved: 0 });
   });
 
   it('keeps reserved equal to the open lines, without a deadlock, through reservations, commits, releases and stock changes racing on two instances', { timeout: 120_000 }, async () => {
