@@ -1,4 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { StringEnum } from './common-schemas.js';
+import { PROBLEM_CODES } from './errors.js';
 
 export const ProblemSchema = Type.Object(
   {
@@ -6,7 +8,7 @@ export const ProblemSchema = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.String({ description: 'Stable, machine-readable error code.' }),
+    code: StringEnum([...PROBLEM_CODES], { description: 'Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).' }),
     errors: Type.Optional(
       Type.Array(Type.Object({ path: Type.String({ description: 'JSON Pointer into the request.' }), message: Type.String() })),
     ),

@@ -6,6 +6,8 @@ import { isBlockedAddress, isRefusedAddress } from '../../src/events/webhook-url
 import { eventually } from '../helpers/eventually.js';
 import { buildTestApp, createUser, loginAdmin, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+// @ts-expect-error: the guide's example is plain JavaScript, run as a user would copy it.
+import { verifyByHand, verifyWithLibrary } from '../../docs/examples/verify-webhook.mjs';
 
 const WEBHOOK_ENVIRONMENT = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
 
@@ -75,6 +77,14 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
     const event = new Webhook(pinged.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string; subject_id: string; subject_type: string };
     assert.equal(event.subject_id, pinged.id);
     assert.equal(event.subject_type, 'webhook');
+    // docs/examples/verify-webhook.mjs, as the guide shows it: the library and the hand-written check agree.
+    const headers = delivery.headers as Record<string, string>;
+    assert.deepEqual(verifyWithLibrary(pinged.secret, delivery.body, headers), event);
+    assert.deepEqual(verifyByHand(pinged.secret, delivery.body, headers), event);
+    assert.throws(() => verifyByHand(pinged.secret, `${delivery.body} `, headers), /bad signature/);
+    assert.throws(() => verifyByHand(pinged.secret, delivery.body, headers, Date.now() + 600_000), /timestamp/);
+    const keyAsText = `whsec_${Buffer.from(pinged.secret.slice('whsec_'.length)).toString('base64')}`;
+    assert.throws(() => verifyByHand(keyAsText, delivery.body, headers), /bad signature/, 'the key is the decoded bytes, not the text');
     assert.equal(other.receiver.received.some((item) => JSON.parse(item.body).type === 'webhook.ping'), false, 'no other webhook gets it');
     assert.equal((await inject({ method: 'GET', url: `/api/events/${event.id}`, headers: admin.auth })).statusCode, 404);
     const listed = await inject({ method: 'GET', url: `/api/events?subject_id=${pinged.id}`, headers: admin.auth });
