@@ -6,6 +6,8 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
 import { eventsPlugin } from './events/events-plugin.js';
+import { webhooksDocument } from './events/webhook-payloads.js';
+import { apiIntroduction } from './api-introduction.js';
 import { registerAdminConsole } from './http/admin-console.js';
 import { httpFramePlugin } from './http/http-frame.js';
 import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
@@ -39,8 +41,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Tracing, when the OTEL_* variables ask for it (src/tracing.ts). */
   tracing?: Tracing | undefined;
-  /** Where the generated first-admin password goes; stderr by default. */
-  printSecret?: (line: string) => void;
+  /** Where what the person starting the service must read goes (the generated first-admin password); stderr by default. */
+  tellOperator?: (line: string) => void;
 }
 
 /** Builds the app: the ground floors first, then the shared services, then each area. */
@@ -61,13 +63,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(httpFramePlugin, { database });
   await app.register(securityPlugin, { config });
   await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });
-  await app.register(openApiPlugin, { config, describeAccess, scopes: { ...SCOPES } });
+  await app.register(openApiPlugin, { config, describeAccess, scopes: { ...SCOPES }, webhooks: webhooksDocument(), introduction: apiIntroduction(config) });
   await registerAdminConsole(app);
   await app.register(operationsRoutes, { database });
 
   await app.register(sessionsPlugin, { config, database });
   await app.register(mailPlugin, { database });
-  await app.register(usersPlugin, { database, printSecret: options.printSecret });
+  await app.register(usersPlugin, { database, tellOperator: options.tellOperator });
   await app.register(authPlugin, { database });
   await app.register(mfaPlugin, { database });
   await app.register(inventoryPlugin, { database });

@@ -6,40 +6,48 @@ import type { Config } from '../config.js';
 import { ProblemSchema } from './problem-schema.js';
 import type { FastifyContextConfig } from 'fastify';
 import { withTextRules } from './text-rules.js';
+import { readFileSync } from 'node:fs';
+
+/** The document's version is the package's: src/http and dist/http both sit two levels below it. */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * What /docs opens on: the service's own introduction (given by the app, which knows the
+ * areas), then the conventions every operation shares, as a list a reader can scan.
+ */
+function describeDocument(config: Config, introduction: string): string {
+  return [
+    introduction,
+    '',
+    '**Conventions every operation shares**',
+    '',
+    ...[
+      `Amounts are integer minor units of ${config.currency}.`,
+      'Errors are RFC 9457 problem+json with a stable `code` (an enum below, in Problem); a validation error lists every problem of the request in `errors` (a JSON Pointer and a plain message each).',
+      'Single resources carry `ETag: "<version>"`. PUT, PATCH and DELETE on one resource honour `If-Match`: a stale tag is 412 and changes nothing; a missing resource is 404 before If-Match is considered; `*` matches any existing version; weak tags never match; an empty If-Match is the same as none. A GET with `If-None-Match` naming the current ETag is 304 without a body.',
+      'PATCH is a JSON merge patch (RFC 7396), sent as application/merge-patch+json or application/json; `{}` changes nothing. `application/merge-patch+json` is accepted by PATCH only (415 elsewhere).',
+      'Names, reasons and descriptions are stored trimmed; a blank one is a 400, and so is a NUL character in any string.',
+      'Lists are keyset-paged: `limit` (1..100, default 20), opaque `cursor`, `include_total`; walking every page returns every row once.',
+      'Query strings, like bodies, are closed: an unknown parameter or field is a 400 `validation_failed`.',
+      'Authorisation is checked before the request is validated, so a caller without the role gets 403 even for a malformed request. An Authorization header that is not `Bearer …` counts as none (401 `unauthenticated`). Logout always answers 204.',
+      'An unknown path is 404 and a method the path does not serve is 405 with `Allow`, both before any authentication. Paths are matched exactly: a trailing slash is another path (404).',
+      'X-Request-Id is echoed when it is 1..128 characters of [A-Za-z0-9._:-], otherwise a UUID is generated.',
+      'Rate limits (429 with Retry-After): logins per client address and lower-cased email; every authenticated request per caller; every request without a valid token per client address; health probes never. An IPv6 client counts by its /64.',
+      'Idempotency-Key: a 2xx or 4xx reply (status, ETag, Location, body) is stored for 24 h and replayed with `Idempotent-Replayed: true`; a 5xx frees the key for a retry.',
+      "An operation that takes no body (every GET, most DELETEs, a reservation's commit or release, key rotation, a verification resend, a webhook ping, a delivery retry) accepts no body, an empty body whatever its Content-Type, or `{}`; any other body is 400 (`malformed_json` when it is not JSON).",
+    ].map((rule) => `- ${rule}`),
+  ].join('\n');
+}
 
 /** The top of the OpenAPI document; the paths come from the route schemas. */
-function openApiDocument(config: Config, options: { scopes: Record<string, string> }) {
+function openApiDocument(config: Config, options: { scopes: Record<string, string>; webhooks: Record<string, unknown>; introduction: string }) {
   return {
     openapi: '3.1.0',
     info: {
       title: 'Shop accounts and variants API',
-      version: '0.2.0',
+      version: PACKAGE_VERSION,
       license: { name: 'Proprietary: the deploying shop decides' },
-      description: [
-        'Users (profile, password, role, status, store-credit balance) and product variants of an online shop.',
-        `All amounts are integer minor units of ${config.currency}. Errors are RFC 9457 problem+json with a stable \`code\`,`,
-        'and a validation error lists every problem of the request in `errors` (a JSON Pointer and a plain message each).',
-        'Single resources carry `ETag: "<version>"`. PUT, PATCH and DELETE on one resource honour `If-Match`: a stale tag',
-        'is 412 and changes nothing; a missing resource is 404 before If-Match is considered; `*` matches any existing',
-        'version; weak tags never match; an empty If-Match is the same as none. A GET with `If-None-Match` naming the',
-        'current ETag is 304 without a body. PATCH is a JSON merge patch (RFC 7396), sent as application/merge-patch+json',
-        'or application/json; `{}` changes nothing. Names, reasons and descriptions are stored trimmed; a blank one is a',
-        '400, and so is a NUL character in any string. Lists are keyset-paged: `limit` (1..100, default 20), opaque',
-        '`cursor`, `include_total`; walking every page returns every row once. Query strings, like bodies, are closed: an',
-        'unknown parameter is a 400 `validation_failed`. Authorisation is checked before the request is validated, so a',
-        'caller without the role gets 403 even for a malformed request. Logout always answers 204. An Authorization',
-        'header that is not `Bearer …` counts as none (401 `unauthenticated`). An unknown path is 404 and a method the',
-        'path does not serve is 405 with `Allow`, both before any authentication. Paths are matched exactly: a trailing',
-        'slash is another path (404). X-Request-Id is echoed when it is 1..128 characters of [A-Za-z0-9._:-], otherwise',
-        'a UUID is generated. Rate limits (429 with Retry-After): logins per client address and lower-cased email; every',
-        'authenticated request per caller; every request without a valid token per client address; health probes never.',
-        'Idempotency-Key: a 2xx or 4xx reply (status, ETag, Location, body) is stored for 24 h and replayed with',
-        '`Idempotent-Replayed: true`; a 5xx frees the key for a retry. An operation that takes no body (every GET, most',
-        'DELETEs, a reservation\'s commit or release, key rotation, a verification resend, a webhook ping, a delivery retry)',
-        'accepts no body, an empty body whatever its Content-Type, or `{}`; any other body is 400 (`malformed_json` when it is',
-        'not JSON). `application/merge-patch+json` is accepted by PATCH only (415 elsewhere). Rate limits count an IPv6',
-        'client by its /64. The console at /admin is a static page over this same API.',
-      ].join(' '),
+      description: describeDocument(config, options.introduction),
     },
     servers: [{ url: config.publicUrl, description: 'This deployment (PUBLIC_URL)' }],
     components: {
@@ -57,6 +65,7 @@ function openApiDocument(config: Config, options: { scopes: Record<string, strin
       },
     },
     security: [{ bearerAuth: [] }],
+    webhooks: options.webhooks,
     tags: [
       { name: 'auth', description: 'Tokens' },
       { name: 'users', description: 'Accounts' },
@@ -99,10 +108,10 @@ function withAccess(describe: DescribeAccess | undefined, config: FastifyContext
  * it collects them as they are added. Areas add their shared schemas with `app.addSchema`.
  */
 export const openApiPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config; describeAccess?: DescribeAccess; scopes?: Record<string, string> }) => {
+  async (app: FastifyInstance, options: { config: Config; describeAccess?: DescribeAccess; scopes?: Record<string, string>; webhooks?: Record<string, unknown>; introduction?: string }) => {
     app.addSchema(ProblemSchema);
     await app.register(fastifySwagger, {
-      openapi: openApiDocument(options.config, { scopes: options.scopes ?? {} }),
+      openapi: openApiDocument(options.config, { scopes: options.scopes ?? {}, webhooks: options.webhooks ?? {}, introduction: options.introduction ?? '' }),
       refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) },
       // The document shows the rules the validator applies (see text-rules.ts), not less.
       transform: ({ schema, url, route }) => ({
@@ -123,7 +132,12 @@ export const openApiPlugin = fastifyPlugin(
       docs.addHook('onSend', async (request, reply) => {
         reply.header('content-security-policy', request.protocol === 'https' ? `${DOCS_CSP}; upgrade-insecure-requests` : DOCS_CSP);
       });
-      await docs.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: false });
+      await docs.register(fastifySwaggerUi, {
+        routePrefix: '/docs',
+        staticCSP: false,
+        // The page's own name, and no Swagger branding bar above the introduction.
+        theme: { title: 'Shop accounts API', css: [{ filename: 'theme.css', content: '.swagger-ui .topbar { display: none; }' }] },
+      });
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },

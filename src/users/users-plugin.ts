@@ -21,7 +21,7 @@ declare module 'fastify' {
 export interface UsersOptions {
   database: DatabaseHandle;
   /** Where the generated first-admin password goes; stderr by default. */
-  printSecret?: ((line: string) => void) | undefined;
+  tellOperator?: ((line: string) => void) | undefined;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -39,7 +39,7 @@ export const usersPlugin = fastifyPlugin(
     };
     app.decorate('accountMail', mail);
     const { db } = options.database;
-    await ensureFirstAdmin(db, { email: config.adminEmail, password: config.adminPassword }, app.log, mail, options.printSecret);
+    await ensureFirstAdmin(db, { email: config.adminEmail, password: config.adminPassword }, app.log, mail, options.tellOperator);
     app.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
     app.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
     app.addSchema(UserSchema);

@@ -241,7 +241,7 @@ describe('authentication', () => {
 describe('first start without ADMIN_EMAIL and ADMIN_PASSWORD', () => {
   it('creates admin@localhost with a random password printed once, and not again on the next start', async () => {
     const printed: string[] = [];
-    const first = await buildTestApp({ environment: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' }, printSecret: (line) => printed.push(line) });
+    const first = await buildTestApp({ environment: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' }, tellOperator: (line) => printed.push(line) });
     try {
       assert.equal(printed.length, 1);
       const password = /password (\S+)/.exec(printed[0] ?? '')?.[1];
@@ -259,11 +259,13 @@ describe('first start without ADMIN_EMAIL and ADMIN_PASSWORD', () => {
 });
 
 describe('first start with an admin already there', () => {
-  it('says that ADMIN_EMAIL was not used', async () => {
+  it('says that ADMIN_EMAIL was not used, in the log and in plain words on stderr', async () => {
     const logLines: string[] = [];
+    const told: string[] = [];
     const testApp = await buildTestApp({ logLines });
     try {
-      await ensureFirstAdmin(testApp.db, { email: 'another-admin@example.com', password: 'another-password' }, testApp.app.log, testApp.app.accountMail);
+      await ensureFirstAdmin(testApp.db, { email: 'another-admin@example.com', password: 'another-password' }, testApp.app.log, testApp.app.accountMail, (line) => told.push(line));
+      assert.deepEqual(told, ['An admin exists already, so ADMIN_EMAIL (another-admin@example.com) and ADMIN_PASSWORD were not used: they only create the first admin.']);
       const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40 && /ADMIN_EMAIL/.test(entry.msg));
       assert.ok(warning, 'a warning was logged');
       assert.match(warning.msg, /ADMIN_EMAIL and ADMIN_PASSWORD were not used/);

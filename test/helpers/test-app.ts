@@ -59,7 +59,7 @@ export async function buildTestApp(
   options: {
     environment?: Record<string, string>;
     databaseUrl?: string;
-    printSecret?: (line: string) => void;
+    tellOperator?: (line: string) => void;
     /** Where the app's JSON log lines go (the app logs nothing without it). */
     logLines?: string[];
     /** Tracing started by the test (src/tracing.ts): the app's server spans and statement spans. */
@@ -72,7 +72,7 @@ export async function buildTestApp(
   const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs, undefined, options.tracing !== undefined);
   const logLines = options.logLines;
   const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
-  const app = await buildApp({ config, database, logger, tracing: options.tracing, printSecret: options.printSecret ?? (() => {}) });
+  const app = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
   await app.ready();
   return {
     app,

@@ -134,7 +134,12 @@ describe('HTTP frame', () => {
     assert.equal(ready.statusCode, 200);
     const docs = await testApp.app.inject({ method: 'GET', url: '/docs' });
     assert.equal(docs.statusCode, 200);
-    assert.match(docs.body, /swagger/i);
+    assert.match(docs.body, /<title>Shop accounts API<\/title>/);
+    // It opens on what the service is and how to make a first call, not on a wall of rules.
+    const { description } = (await testApp.app.inject({ method: 'GET', url: '/openapi.json' })).json().info;
+    assert.match(description, /^The accounts and catalogue back end of an online shop/);
+    assert.ok(description.indexOf('**First call.**') < description.indexOf('**Conventions every operation shares**'));
+    assert.match(description, /\/api\/auth\/login/);
   });
 
   it('documents every route of the contract in OpenAPI 3.1, with its error replies', async () => {
