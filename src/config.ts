@@ -6,7 +6,7 @@ import type { Role } from './db/tables.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-const EnvironmentSchema = Type.Object({
+export const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),

@@ -55,6 +55,12 @@ async function serve(config: Config): Promise<void> {
   });
 
   await app.listen({ port: config.port, host: config.host });
+  // For the person who typed `npm start`: where to go next, in plain words (one worker says it).
+  if (!cluster.isWorker || cluster.worker?.id === 1) {
+    const { port } = app.server.address() as { port: number };
+    const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    process.stderr.write(`Serving the API under ${base}/api/, its reference at ${base}/docs, the console at ${base}/admin (${config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`}).\n`);
+  }
 }
 
 /** WORKERS=N: N processes share the port through node:cluster; each is a stateless instance. */

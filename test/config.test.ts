@@ -2,8 +2,20 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, parseEnvironment, buildConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { EnvironmentSchema } from '../src/config.js';
 
 describe('configuration', () => {
+  it('lists every variable it reads in .env.example and in the README', () => {
+    const example = readFileSync('.env.example', 'utf8');
+    const readme = readFileSync('README.md', 'utf8');
+    const listed = new Set([...example.matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]));
+    for (const name of Object.keys(EnvironmentSchema.properties)) {
+      assert.ok(listed.has(name), `${name} is in .env.example`);
+      assert.ok(readme.includes(`\`${name}\``), `${name} is in the README`);
+    }
+  });
+
   it('applies the documented defaults', () => {
     const config = buildConfig(parseEnvironment({}));
     assert.equal(config.port, 3000);

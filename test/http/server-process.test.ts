@@ -31,8 +31,12 @@ describe('the server process', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let said = '';
     child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+      said += chunk;
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const base = `http://127.0.0.1:${port}`;
@@ -54,6 +58,7 @@ describe('the server process', () => {
 
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
+      assert.match(said, new RegExp(`^Serving the API under ${base}/api/, its reference at ${base}/docs, the console at ${base}/admin \\(`, 'm'), 'start-up says where to go');
 
       const lines = output.split('\n').filter((line) => line.startsWith('{'));
       assert.ok(lines.length > 3);
@@ -96,7 +101,7 @@ describe('the server process', () => {
     try {
       const sealingKey = randomBytes(32).toString('base64');
       const database = await openDatabase({ dataDir });
-      const app = await buildApp({ config: testConfig({ JWT_SECRET: '', SIGNING_KEY_ENCRYPTION_KEY: sealingKey }), database, logger: false, printSecret: () => {} });
+      const app = await buildApp({ config: testConfig({ JWT_SECRET: '', SIGNING_KEY_ENCRYPTION_KEY: sealingKey }), database, logger: false, tellOperator: () => {} });
       await app.close();
       const wrongKey = await runToExit({ JWT_SECRET: '', DATA_DIR: dataDir, SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
       assert.equal(wrongKey.code, 1);
