@@ -11,8 +11,11 @@ export async function currentOpenApiDocument(): Promise<Record<string, unknown>>
   }
 }
 
-/** TypeScript types for the document, as `openapi-typescript` generates them for a client. */
+/**
+ * TypeScript types for the document, as `openapi-typescript` generates them for client/api-types.ts;
+ * `enumValues` adds each closed set as an array too (`userRoleValues`), so a caller lists roles without copying them.
+ */
 export async function clientTypesFor(document: Record<string, unknown>): Promise<string> {
-  const ast = await openapiTS(document as never);
+  const ast = await openapiTS(document as never, { enumValues: true });
   return `${COMMENT_HEADER}${astToString(ast)}`;
 }
