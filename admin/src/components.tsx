@@ -56,7 +56,7 @@ export function ProblemMessage(props: { error: ApiError | undefined; children?: 
 
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  return new ApiError({ status: 0, code: 'network', detail: 'The service could not be reached.' });
+  return new ApiError({ type: 'about:blank', title: 'Unreachable', status: 0, code: 'unavailable', detail: 'The service could not be reached.' });
 }
 
 /** A labelled choice among fixed values; `anyLabel` adds an empty first option (no filter). */
@@ -84,8 +84,7 @@ export function Select(props: {
   );
 }
 
-export const ROLES = ['user', 'manager', 'admin'] as const;
-export const STATUSES = ['active', 'suspended'] as const;
+export { ROLES, STATUSES } from './api';
 
 /** A user's name, or the email when the name is blank, so that a link to them is never empty. */
 export const displayName = (user: { name: string; email: string }) => (user.name.trim() ? user.name : user.email);

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, isSignedIn, signOut, whenSignedOut, type User } from './api';
+import { client, isSignedIn, reply, signOut, whenSignedOut, type User } from './api';
 import { displayName } from './components';
 import { AccountLinkPage } from './pages/account-links';
 import { EventsPage } from './pages/events';
@@ -39,7 +39,7 @@ function App() {
   const route = useRoute();
   useEffect(() => whenSignedOut(() => setSignedIn(false)), []);
   useEffect(() => {
-    if (signedIn) api<User>('GET', '/api/users/profile').then((reply) => setMe(reply.body)).catch(() => {});
+    if (signedIn) reply(client.GET('/api/users/profile')).then(({ body }) => setMe(body)).catch(() => {});
     else setMe(undefined);
   }, [signedIn]);
 

@@ -1,14 +1,25 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type ApiError, type Page } from './api';
+import { reply, type ApiError, type Page } from './api';
 import { ProblemMessage, asApiError } from './components';
 
+/** What usePages adds to a list's own filters. */
+export interface Paging {
+  limit: number;
+  include_total: true;
+  cursor?: string;
+}
+
 /**
- * A cursor-paged list of the API: `path` is the list's URL with its filters (no cursor); a new
- * path starts again at the first page. Replies that arrive after a newer request are dropped,
- * so a slow first search never overwrites a faster second one. A new `restartOn` value starts
- * again too.
+ * A cursor-paged list of the API: `fetchPage` calls the list (through the typed client) with its
+ * filters and the paging given; `key` names the list and its filters, and a new key starts again
+ * at the first page. Replies that arrive after a newer request are dropped, so a slow first search
+ * never overwrites a faster second one. A new `restartOn` value starts again too.
  */
-export function usePages<Item>(path: string | undefined, options: { limit?: number; restartOn?: unknown } = {}) {
+export function usePages<Item>(
+  key: string | undefined,
+  fetchPage: (paging: Paging) => Promise<{ data?: Page<Item>; error?: unknown; response: Response }>,
+  options: { limit?: number; restartOn?: unknown } = {},
+) {
   const [earlierCursors, setEarlierCursors] = useState<(string | undefined)[]>([]);
   const [cursor, setCursor] = useState<string>();
   const [page, setPage] = useState<Page<Item>>();
@@ -16,15 +27,12 @@ export function usePages<Item>(path: string | undefined, options: { limit?: numb
   const latest = useRef(0);
 
   const load = async (at: string | undefined) => {
-    if (!path) return;
+    if (key === undefined) return;
     const request = (latest.current += 1);
-    const separator = path.includes('?') ? '&' : '?';
-    const query = new URLSearchParams({ limit: String(options.limit ?? 20), include_total: 'true' });
-    if (at) query.set('cursor', at);
     try {
-      const reply = await api<Page<Item>>('GET', `${path}${separator}${query}`);
+      const { body } = await reply(fetchPage({ limit: options.limit ?? 20, include_total: true, ...(at ? { cursor: at } : {}) }));
       if (request !== latest.current) return;
-      setPage(reply.body);
+      setPage(body);
       setCursor(at);
       setError(undefined);
     } catch (caught) {
@@ -38,7 +46,7 @@ export function usePages<Item>(path: string | undefined, options: { limit?: numb
   useEffect(() => {
     setPage(undefined);
     restart();
-  }, [path]);
+  }, [key]);
   // A change elsewhere on the page (the record's version, say) can add rows: show the newest.
   const shown = useRef(options.restartOn);
   useEffect(() => {

@@ -23,7 +23,7 @@ export const WebhookSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     url: Type.String(),
-    events: Type.Array(Type.String()),
+    events: Type.Array(StringEnum(['*', ...AUDITED_EVENT_TYPES]), { description: 'The event types it is sent, or `["*"]` for all.' }),
     description: Type.Union([Type.String(), Type.Null()]),
     enabled: Type.Boolean(),
     version: Type.Integer(),

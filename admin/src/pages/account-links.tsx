@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiError } from '../api';
+import { client, reply, type ApiError } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
 
 /** Where the links of the password-reset and verification emails land; no session needed. */
@@ -18,7 +18,7 @@ function ResetPassword(props: { token: string }) {
     if (password !== repeated) return setMismatch('The two passwords differ.');
     setMismatch(undefined);
     try {
-      await api('POST', '/api/auth/password-reset/confirm', { token: props.token, new_password: password });
+      await reply(client.POST('/api/auth/password-reset/confirm', { body: { token: props.token, new_password: password } }));
       setDone(true);
     } catch (caught) {
       setError(asApiError(caught));
@@ -49,7 +49,7 @@ function ResetPassword(props: { token: string }) {
 function VerifyEmail(props: { token: string }) {
   const [state, setState] = useState<'verifying' | 'verified' | ApiError>('verifying');
   useEffect(() => {
-    api('POST', '/api/auth/verify-email', { token: props.token })
+    reply(client.POST('/api/auth/verify-email', { body: { token: props.token } }))
       .then(() => setState('verified'))
       .catch((caught) => setState(asApiError(caught)));
   }, []);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, replaceTokens, type ApiError, type Session, type User } from '../api';
+import { client, replaceTokens, reply, type ApiError, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, asApiError } from '../components';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
@@ -18,8 +18,8 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
   const saveProfile = async (event: Event) => {
     event.preventDefault();
     try {
-      const reply = await api<User>('PUT', '/api/users/profile', { name, email, phone: phone === '' ? null : phone });
-      props.onChanged(reply.body);
+      const { body: changed } = await reply(client.PUT('/api/users/profile', { body: { name, email, phone: phone === '' ? null : phone } }));
+      props.onChanged(changed);
       setProfileError(undefined);
       setSaved(true);
     } catch (caught) {
@@ -31,11 +31,8 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
   const changePassword = async (event: Event) => {
     event.preventDefault();
     try {
-      const reply = await api<{ access_token: string; refresh_token: string }>('PUT', '/api/users/change-password', {
-        current_password: currentPassword,
-        new_password: newPassword,
-      });
-      replaceTokens(reply.body);
+      const { body: tokens } = await reply(client.PUT('/api/users/change-password', { body: { current_password: currentPassword, new_password: newPassword } }));
+      replaceTokens(tokens);
       setPasswordError(undefined);
       setPasswordChanged(true);
       setCurrentPassword('');
@@ -77,7 +74,7 @@ function Verification(props: { me: User }) {
   if (props.me.email_verified) return <p>Your email address is verified.</p>;
   const resend = async () => {
     try {
-      await api('POST', '/api/auth/verify-email/resend');
+      await reply(client.POST('/api/auth/verify-email/resend'));
       setSent(`A verification link is on its way to ${props.me.email}.`);
     } catch (caught) {
       setError(asApiError(caught));
@@ -102,7 +99,7 @@ function MySessions() {
   const confirmation = useConfirmation();
   const load = async () => {
     try {
-      setSessions((await api<{ items: Session[] }>('GET', '/api/auth/sessions')).body.items);
+      setSessions((await reply(client.GET('/api/auth/sessions'))).body.items);
     } catch (caught) {
       setError(asApiError(caught));
     }
@@ -116,7 +113,7 @@ function MySessions() {
       danger: true,
       reason: 'none',
       run: async () => {
-        await api('DELETE', `/api/auth/sessions/${session.id}`);
+        await reply(client.DELETE('/api/auth/sessions/{id}', { params: { path: { id: session.id } } }));
         await load();
         return 'The session has ended.';
       },

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiError, type LedgerEntry, type Session, type User } from '../api';
+import { client, reply, type ApiError, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
 import { DataTable } from '../data-table';
@@ -19,7 +19,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
 
   const load = async () => {
     try {
-      setUser((await api<User>('GET', `/api/users/${props.id}`)).body);
+      setUser((await reply(client.GET('/api/users/{id}', { params: { path: { id: props.id } } }))).body);
       setError(undefined);
     } catch (caught) {
       setError(asApiError(caught));
@@ -70,7 +70,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
                   confirmLabel: 'Send link',
                   reason: 'none',
                   run: async () => {
-                    await api('POST', `/api/users/${user.id}/verify-email/resend`);
+                    await reply(client.POST('/api/users/{id}/verify-email/resend', { params: { path: { id: user.id } } }));
                     return `A verification link is on its way to ${user.email}.`;
                   },
                 })
@@ -90,7 +90,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
                 danger: true,
                 reason: 'required',
                 run: async (reason) => {
-                  await api('DELETE', `/api/users/${user.id}?${new URLSearchParams({ reason })}`);
+                  await reply(client.DELETE('/api/users/{id}', { params: { path: { id: user.id }, query: { reason } } }));
                   location.hash = '#/users';
                   return `Deleted ${user.email}.`;
                 },
@@ -135,9 +135,14 @@ function AccessForm(props: { user: User; onChanged: (user: User) => void; ask: A
       danger: value === 'suspended',
       reason: 'required',
       run: async (reason) => {
-        const reply = await api<User>('PUT', `/api/users/${user.id}/${field}`, { [field]: value, reason });
-        props.onChanged(reply.body);
-        return field === 'role' ? `Role changed to ${reply.body.role}.` : `Status changed to ${reply.body.status}.`;
+        const path = { path: { id: user.id } };
+        const { body: changed } = await reply(
+          field === 'role'
+            ? client.PUT('/api/users/{id}/role', { params: path, body: { role: value as User['role'], reason } })
+            : client.PUT('/api/users/{id}/status', { params: path, body: { status: value as User['status'], reason } }),
+        );
+        props.onChanged(changed);
+        return field === 'role' ? `Role changed to ${changed.role}.` : `Status changed to ${changed.status}.`;
       },
     });
   };
@@ -188,11 +193,13 @@ function BalanceForm(props: { user: User; onChanged: (user: User) => void; ask: 
       danger: delta < 0,
       reason: 'none',
       run: async () => {
-        const reply = await api<User>('PUT', `/api/users/${user.id}/balance`, { delta, reason }, { 'idempotency-key': idempotencyKey });
-        props.onChanged(reply.body);
+        const { body: changed } = await reply(
+          client.PUT('/api/users/{id}/balance', { params: { path: { id: user.id }, header: { 'idempotency-key': idempotencyKey } }, body: { delta, reason } }),
+        );
+        props.onChanged(changed);
         setAmount('');
         setReason('');
-        return `Balance changed by ${formatMoney(delta, user.currency)}; now ${formatMoney(reply.body.balance, user.currency)}.`;
+        return `Balance changed by ${formatMoney(delta, user.currency)}; now ${formatMoney(changed.balance, user.currency)}.`;
       },
     });
   };
@@ -212,7 +219,7 @@ function Sessions(props: { user: User; ask: Ask }) {
   const [error, setError] = useState<ApiError>();
   const load = async () => {
     try {
-      setSessions((await api<{ items: Session[] }>('GET', `/api/users/${user.id}/sessions`)).body.items);
+      setSessions((await reply(client.GET('/api/users/{id}/sessions', { params: { path: { id: user.id } } }))).body.items);
     } catch (caught) {
       setError(asApiError(caught));
     }
@@ -226,7 +233,11 @@ function Sessions(props: { user: User; ask: Ask }) {
       danger: true,
       reason: 'none',
       run: async () => {
-        await api('DELETE', session ? `/api/users/${user.id}/sessions/${session.id}` : `/api/users/${user.id}/sessions`);
+        await reply(
+          session
+            ? client.DELETE('/api/users/{id}/sessions/{session_id}', { params: { path: { id: user.id, session_id: session.id } } })
+            : client.DELETE('/api/users/{id}/sessions', { params: { path: { id: user.id } } }),
+        );
         await load();
         return session ? 'The session has ended.' : `${displayName(user)} is signed out everywhere.`;
       },
@@ -250,7 +261,9 @@ function Sessions(props: { user: User; ask: Ask }) {
 
 function Ledger(props: { user: User }) {
   // A balance change moves the version; the list then shows the new entry.
-  const pages = usePages<LedgerEntry>(`/api/users/${props.user.id}/balance/ledger`, { restartOn: props.user.version });
+  const pages = usePages(props.user.id, (paging) => client.GET('/api/users/{id}/balance/ledger', { params: { path: { id: props.user.id }, query: paging } }), {
+    restartOn: props.user.version,
+  });
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>

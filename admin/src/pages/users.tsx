@@ -1,26 +1,25 @@
 import { useState } from 'preact/hooks';
-import type { User } from '../api';
+import { client } from '../api';
+import type { operations } from '../../../client/api-types';
 import { ROLES, STATUSES, Select, displayName, formatTime } from '../components';
 import { DataTable } from '../data-table';
 import { formatMoney } from '../money';
 import { Pager, usePages } from '../pages-list';
 
+type UserFilters = Pick<NonNullable<operations['listUsers']['parameters']['query']>, 'q' | 'role' | 'status'>;
+
 export function UsersPage() {
   const [q, setQ] = useState('');
   const [role, setRole] = useState('');
   const [status, setStatus] = useState('');
-  const [path, setPath] = useState('/api/users');
-  const pages = usePages<User>(path);
+  const [filters, setFilters] = useState<UserFilters>({});
+  const pages = usePages(JSON.stringify(filters), (paging) => client.GET('/api/users', { params: { query: { ...filters, ...paging } } }));
 
   const search = (event: Event) => {
     event.preventDefault();
-    const query = new URLSearchParams();
-    if (q) query.set('q', q);
-    if (role) query.set('role', role);
-    if (status) query.set('status', status);
-    const next = query.size > 0 ? `/api/users?${query}` : '/api/users';
-    if (next === path) pages.restart();
-    else setPath(next);
+    const next: UserFilters = { ...(q ? { q } : {}), ...(role ? { role: role as UserFilters['role'] } : {}), ...(status ? { status: status as UserFilters['status'] } : {}) };
+    if (JSON.stringify(next) === JSON.stringify(filters)) pages.restart();
+    else setFilters(next);
   };
 
   return (

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type ApiError, type Reservation, type StockMovement, type Variant } from '../api';
+import { client, entityTag, reply, type ApiError, type Variant } from '../api';
+import type { operations } from '../../../client/api-types';
 import type { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
@@ -30,7 +31,9 @@ const toDraft = (variant: Variant): Draft => ({
 });
 
 /** The body the API takes, or the console's own message for a price it cannot read. */
-function toBody(draft: Draft, currency: string, withStock: boolean): { body: Record<string, unknown> } | { priceProblem: string } {
+type VariantBody = operations['createVariant']['requestBody']['content']['application/json'];
+
+function toBody(draft: Draft, currency: string, withStock: boolean): { body: VariantBody } | { priceProblem: string } {
   const price = parseAmount(draft.price, currency);
   if (!price.ok) return { priceProblem: price.message };
   const attributes = Object.fromEntries(
@@ -43,9 +46,9 @@ function toBody(draft: Draft, currency: string, withStock: boolean): { body: Rec
         return [key.trim(), value.join('=').trim()];
       }),
   );
-  const body: Record<string, unknown> = { product_id: draft.product_id, sku: draft.sku, name: draft.name, price: price.minorUnits, attributes };
-  // Anything but digits goes as typed, for the API to judge and name the field.
-  if (withStock) body.stock = /^\d+$/.test(draft.stock.trim()) ? Number(draft.stock) : draft.stock;
+  const body: VariantBody = { product_id: draft.product_id, sku: draft.sku, name: draft.name, price: price.minorUnits, attributes };
+  // Anything but digits goes as typed, for the API to judge and name the field (hence the cast).
+  if (withStock) body.stock = /^\d+$/.test(draft.stock.trim()) ? Number(draft.stock) : (draft.stock as unknown as number);
   return { body };
 }
 
@@ -113,7 +116,7 @@ function NewVariant(props: PanelProps) {
     setPriceProblem('priceProblem' in built ? built.priceProblem : undefined);
     if ('priceProblem' in built) return;
     try {
-      props.onCreated((await api<Variant>('POST', '/api/variants', built.body)).body);
+      props.onCreated((await reply(client.POST('/api/variants', { body: built.body }))).body);
     } catch (caught) {
       setError(asApiError(caught));
     }
@@ -150,7 +153,7 @@ function ExistingVariant(props: PanelProps & { id: string }) {
   };
   const load = async () => {
     try {
-      show((await api<Variant>('GET', `/api/variants/${props.id}`)).body);
+      show((await reply(client.GET('/api/variants/{id}', { params: { path: { id: props.id } } }))).body);
       setError(undefined);
       setPriceProblem(undefined);
     } catch (caught) {
@@ -166,10 +169,10 @@ function ExistingVariant(props: PanelProps & { id: string }) {
     setPriceProblem('priceProblem' in built ? built.priceProblem : undefined);
     if ('priceProblem' in built) return;
     try {
-      const reply = await api<Variant>('PATCH', `/api/variants/${variant.id}`, built.body, { 'if-match': `"${variant.version}"` });
-      show(reply.body);
+      const { body: saved } = await reply(client.PATCH('/api/variants/{id}', { params: { path: { id: variant.id }, header: { 'if-match': entityTag(variant) } }, body: built.body }));
+      show(saved);
       setError(undefined);
-      setSaved(`Saved ${reply.body.sku}.`);
+      setSaved(`Saved ${saved.sku}.`);
     } catch (caught) {
       setError(asApiError(caught));
       setSaved(undefined);
@@ -184,7 +187,7 @@ function ExistingVariant(props: PanelProps & { id: string }) {
       danger: true,
       reason: 'none',
       run: async () => {
-        await api('DELETE', `/api/variants/${variant.id}`, undefined, { 'if-match': `"${variant.version}"` });
+        await reply(client.DELETE('/api/variants/{id}', { params: { path: { id: variant.id }, header: { 'if-match': entityTag(variant) } } }));
         props.onDeleted(variant);
         return `Deleted ${variant.sku}.`;
       },
@@ -238,16 +241,20 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
   const [error, setError] = useState<ApiError>();
   const [done, setDone] = useState<string>();
   const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
-  const movements = usePages<StockMovement>(`/api/variants/${variant.id}/stock/movements`, { limit: 10, restartOn: variant.version });
+  const movements = usePages(variant.id, (paging) => client.GET('/api/variants/{id}/stock/movements', { params: { path: { id: variant.id }, query: paging } }), {
+    limit: 10,
+    restartOn: variant.version,
+  });
 
   const adjust = async (event: Event) => {
     event.preventDefault();
     const amount = /^-?\d+$/.test(delta.trim()) ? Number(delta) : delta;
     try {
-      const body = { delta: amount, reason, ...(reference.trim() ? { reference } : {}) };
-      const reply = await api<Variant>('PUT', `/api/variants/${variant.id}/stock`, body, { 'idempotency-key': idempotencyKey });
-      props.onChanged(reply.body);
-      setDone(`Stock ${typeof amount === 'number' && amount > 0 ? '+' : ''}${amount}: now ${reply.body.stock} (${reply.body.available} available).`);
+      // A delta that is not a whole number goes as typed, for the API to judge and name the field (hence the cast).
+      const body = { delta: amount as number, reason, ...(reference.trim() ? { reference } : {}) };
+      const { body: changed } = await reply(client.PUT('/api/variants/{id}/stock', { params: { path: { id: variant.id }, header: { 'idempotency-key': idempotencyKey } }, body }));
+      props.onChanged(changed);
+      setDone(`Stock ${typeof amount === 'number' && amount > 0 ? '+' : ''}${amount}: now ${changed.stock} (${changed.available} available).`);
       setError(undefined);
       setDelta('');
       setReason('');
@@ -290,7 +297,10 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
 
 function ReservationsSection(props: { variant: Variant }) {
   const { variant } = props;
-  const reservations = usePages<Reservation>(`/api/variants/${variant.id}/reservations`, { limit: 10, restartOn: variant.version });
+  const reservations = usePages(variant.id, (paging) => client.GET('/api/variants/{id}/reservations', { params: { path: { id: variant.id }, query: paging } }), {
+    limit: 10,
+    restartOn: variant.version,
+  });
   return (
     <section aria-labelledby="reservations-title">
       <h3 id="reservations-title">Active reservations</h3>

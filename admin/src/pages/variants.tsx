@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, type Variant } from '../api';
+import { client, entityTag, reply, type Variant } from '../api';
+import type { operations } from '../../../client/api-types';
 import { useConfirmation } from '../confirmation';
 import { Field } from '../components';
 import { DataTable } from '../data-table';
@@ -7,10 +8,11 @@ import { formatMoney, parseAmount } from '../money';
 import { Pager, plural, usePages } from '../pages-list';
 import { VariantPanel, type PanelTarget } from './variant-panel';
 
-const etagOf = (variant: Variant) => `"${variant.version}"`;
+type BatchOperation = operations['batchVariants']['requestBody']['content']['application/json']['operations'][number];
+type VariantFilters = Pick<NonNullable<operations['listVariants']['parameters']['query']>, 'q' | 'product_id' | 'in_stock'>;
 
 /** The fields a PUT replaces, from a variant as it is, for batch updates that change one of them. */
-const putFields = (variant: Variant) => ({
+const putFields = (variant: Variant): Extract<BatchOperation, { op: 'update' }>['variant'] => ({
   product_id: variant.product_id,
   sku: variant.sku,
   name: variant.name,
@@ -24,22 +26,18 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
   const [q, setQ] = useState('');
   const [productId, setProductId] = useState('');
   const [inStock, setInStock] = useState(false);
-  const [path, setPath] = useState('/api/variants');
-  const pages = usePages<Variant>(path);
+  const [filters, setFilters] = useState<VariantFilters>({});
+  const pages = usePages(JSON.stringify(filters), (paging) => client.GET('/api/variants', { params: { query: { ...filters, ...paging } } }));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [panel, setPanel] = useState<PanelTarget>();
   const confirmation = useConfirmation();
 
   const search = (event: Event) => {
     event.preventDefault();
-    const query = new URLSearchParams();
-    if (q.trim()) query.set('q', q.trim());
-    if (productId.trim()) query.set('product_id', productId.trim());
-    if (inStock) query.set('in_stock', 'true');
-    const next = query.size > 0 ? `/api/variants?${query}` : '/api/variants';
+    const next: VariantFilters = { ...(q.trim() ? { q: q.trim() } : {}), ...(productId.trim() ? { product_id: productId.trim() } : {}), ...(inStock ? { in_stock: true } : {}) };
     setSelected(new Set());
-    if (next === path) pages.restart();
-    else setPath(next);
+    if (JSON.stringify(next) === JSON.stringify(filters)) pages.restart();
+    else setFilters(next);
   };
 
   const items = pages.page?.items ?? [];
@@ -155,8 +153,8 @@ function BatchBar(props: { chosen: Variant[]; currency: string; ask: Ask; onDone
   const [problem, setProblem] = useState<string>();
   const count = plural(props.chosen.length, 'variant');
   const skus = <p class="skus">{props.chosen.map((variant) => variant.sku).join(', ')}</p>;
-  const runBatch = async (operations: object[]) => {
-    await api('POST', '/api/variants/batch', { operations });
+  const runBatch = async (operations: BatchOperation[]) => {
+    await reply(client.POST('/api/variants/batch', { body: { operations } }));
     props.onDone();
   };
 
@@ -172,7 +170,7 @@ function BatchBar(props: { chosen: Variant[]; currency: string; ask: Ask; onDone
       confirmLabel: `Set ${count} to ${shown}`,
       reason: 'none',
       run: async () => {
-        await runBatch(props.chosen.map((variant) => ({ op: 'update', id: variant.id, if_match: etagOf(variant), variant: { ...putFields(variant), price: parsed.minorUnits } })));
+        await runBatch(props.chosen.map((variant) => ({ op: 'update' as const, id: variant.id, if_match: entityTag(variant), variant: { ...putFields(variant), price: parsed.minorUnits } })));
         setPrice('');
         return `Set the price of ${count} to ${shown}.`;
       },
@@ -186,7 +184,7 @@ function BatchBar(props: { chosen: Variant[]; currency: string; ask: Ask; onDone
       danger: true,
       reason: 'none',
       run: async () => {
-        await runBatch(props.chosen.map((variant) => ({ op: 'delete', id: variant.id, if_match: etagOf(variant) })));
+        await runBatch(props.chosen.map((variant) => ({ op: 'delete' as const, id: variant.id, if_match: entityTag(variant) })));
         return `Deleted ${count}.`;
       },
     });
