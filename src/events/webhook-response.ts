@@ -1,4 +1,6 @@
+import type { Static } from '@sinclair/typebox';
 import type { WebhookRow } from '../db/tables.js';
+import type { WebhookSchema } from './webhook-schemas.js';
 import type { DeliveryWithType } from './webhook-repository.js';
 
 /** A webhook as the API shows it: never its secret (only the 201 of its creation does). */
@@ -6,7 +8,8 @@ export function toWebhookResponse(row: WebhookRow) {
   return {
     id: row.id,
     url: row.url,
-    events: row.events,
+    // Stored only after the request's schema checked each against the event types.
+    events: row.events as Static<typeof WebhookSchema>['events'],
     description: row.description,
     enabled: row.enabled,
     version: row.version,
