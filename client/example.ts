@@ -24,6 +24,7 @@ export async function searchVariants(client: ShopClient, query: VariantQuery) {
 /** Reads the variant, then changes its price with If-Match: a 412 means someone else was quicker. */
 export async function reprice(client: ShopClient, id: string, price: number): Promise<Schemas['Variant']> {
   const current = await reply(client.GET('/api/variants/{id}', { params: { path: { id } } }));
-  const changed = client.PATCH('/api/variants/{id}', { params: { path: { id }, header: { 'if-match': current.etag ?? '*' } }, body: { price } });
+  if (!current.etag) throw new Error('a variant is always read with its ETag');
+  const changed = client.PATCH('/api/variants/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body: { price } });
   return (await reply(changed)).body;
 }

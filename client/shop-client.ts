@@ -38,7 +38,9 @@ export class ProblemError extends Error {
 export const entityTag = (resource: { version: number }) => `"${resource.version}"`;
 
 export function createShopClient(options: ShopClientOptions): ShopClient {
-  const client = createClient<paths>({ baseUrl: options.baseUrl, headers: { accept: 'application/json' }, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
+  const send = options.fetch ?? globalThis.fetch;
+  const client = createClient<paths>({ baseUrl: options.baseUrl, headers: { accept: 'application/json' }, fetch: send });
   // The body of a sent request cannot be read again, so each one is kept until its reply is in.
   const unsent = new Map<string, Request>();
   const withToken = (request: Request) => {
@@ -52,11 +54,11 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
       if (options.refresh && signed.headers.has('authorization')) unsent.set(id, signed.clone());
       return signed;
     },
-    async onResponse({ response, id, options: sent }) {
+    async onResponse({ response, id }) {
       const again = unsent.get(id);
       unsent.delete(id);
       if (response.status !== 401 || !again || !options.refresh || !(await options.refresh())) return undefined;
-      return sent.fetch(withToken(again));
+      return send(withToken(again));
     },
     onError({ id }) {
       unsent.delete(id);

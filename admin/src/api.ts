@@ -28,7 +28,7 @@ function storeTokens(next: Tokens | undefined) {
 /** Token calls go without the access token, so a refused one never loops back into a refresh. */
 const anonymous = createShopClient({ baseUrl: '' });
 
-/** An expired access token is refreshed once; a 401 after that signs out. */
+/** An expired access token is refreshed once; a refused refresh signs out. */
 async function refreshTokens(): Promise<boolean> {
   if (!tokens) return false;
   const { data } = await anonymous.POST('/api/auth/refresh', { body: { refresh_token: tokens.refresh_token } });

@@ -111,7 +111,12 @@ describe('the OpenAPI description', () => {
     let token = 'an-expired-token';
     let refreshes = 0;
     const baseUrl = await listening();
-    const client = createShopClient({ baseUrl, accessToken: () => token, refresh: async () => ((refreshes += 1), (token = admin.accessToken), true) });
+    // A browser's fetch must be called as a plain function (a method call is "Illegal invocation"): this one checks that too.
+    const fetchAsBrowsersAllow = function (this: unknown, request: Request) {
+      assert.ok(this === undefined || this === globalThis, 'fetch is called as a plain function');
+      return globalThis.fetch(request);
+    } as typeof globalThis.fetch;
+    const client = createShopClient({ baseUrl, fetch: fetchAsBrowsersAllow, accessToken: () => token, refresh: async () => ((refreshes += 1), (token = admin.accessToken), true) });
     const sku = `REFRESH-${randomUUID().slice(0, 8)}`;
     const created = await createVariant(client, { product_id: 'client-2', sku, name: 'After a refresh', price: 100 });
     assert.equal(created.sku, sku, 'the body was sent again intact');
