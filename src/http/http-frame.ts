@@ -32,7 +32,11 @@ export const httpFramePlugin = fastifyPlugin(
     // promise and a turn of the microtask queue per request, which showed in the profile.
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
-      if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');
+      // A reply to a caller is that caller's (OWASP: personal data is not stored). Kept, a browser
+      // revalidates it with its ETag under the next person's token: their profile is "1" too,
+      // the 304 comes, and the browser shows the first person's (Chromium does so despite
+      // `Vary: Authorization`). Conditional requests a client makes itself work as before.
+      if (request.routeOptions.config.noStore || request.headers.authorization !== undefined) reply.header('cache-control', 'no-store');
       // Node's own requestTimeout stops watching once the headers are in, so a body sent a byte
       // at a time would hold the connection for as long as the client likes. A request without
       // Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): nothing to watch.

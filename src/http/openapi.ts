@@ -25,6 +25,7 @@ function describeDocument(config: Config, introduction: string): string {
       `Amounts are integer minor units of ${config.currency}.`,
       'Errors are RFC 9457 problem+json with a stable `code` (an enum below, in Problem); a validation error lists every problem of the request in `errors` (a JSON Pointer and a plain message each).',
       'Single resources carry `ETag: "<version>"`. PUT, PATCH and DELETE on one resource honour `If-Match`: a stale tag is 412 and changes nothing; a missing resource is 404 before If-Match is considered; `*` matches any existing version; weak tags never match; an empty If-Match is the same as none. A GET with `If-None-Match` naming the current ETag is 304 without a body.',
+      "Every reply to a request with an Authorization header is `Cache-Control: no-store`: it is that caller's, and two callers' resources share URLs and ETags (every profile starts at `\"1\"`), so a browser that kept one would show it to the next person signed in. A client that keeps an ETag itself still gets 304.",
       'PATCH is a JSON merge patch (RFC 7396), sent as application/merge-patch+json or application/json; `{}` changes nothing. `application/merge-patch+json` is accepted by PATCH only (415 elsewhere).',
       'Names, reasons and descriptions are stored trimmed; a blank one is a 400, and so is a NUL character in any string.',
       'Lists are keyset-paged: `limit` (1..100, default 20), opaque `cursor`, `include_total`; walking every page returns every row once.',

@@ -118,6 +118,24 @@ describe('hardening: bad input never reaches the database', () => {
     assert.equal(change.headers['cache-control'], 'no-store');
   });
 
+  it("keeps a caller's replies out of every cache (no-store), so a browser never shows them to the next person signed in", async () => {
+    const { app } = testApp;
+    const [first, second] = [await createUser(app), await createUser(app)];
+    const profiles = [];
+    for (const user of [first, second]) {
+      const profile = await app.inject({ method: 'GET', url: '/api/users/profile', headers: user.auth });
+      assert.equal(profile.statusCode, 200);
+      assert.equal(profile.headers['cache-control'], 'no-store');
+      profiles.push(profile);
+    }
+    // Both profiles are at version 1: by URL and ETag alone, a cache would take one for the other.
+    assert.deepEqual(profiles.map((profile) => profile.headers.etag), ['"1"', '"1"']);
+    const conditional = await app.inject({ method: 'GET', url: '/api/users/profile', headers: { ...first.auth, 'if-none-match': '"1"' } });
+    assert.equal(conditional.statusCode, 304, "a client's own conditional request still works");
+    const anonymous = await app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(anonymous.headers['cache-control'], undefined, 'a reply to nobody in particular stays as it was');
+  });
+
   it('ends every session on suspension: after reactivation old access and refresh tokens are 401', async () => {
     const { app } = testApp;
     const user = await createUser(app);
