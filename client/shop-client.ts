@@ -16,8 +16,10 @@ export interface ShopClientOptions {
   /** The access token to send as `Authorization: Bearer …`, read before every request. */
   accessToken?: () => string | undefined;
   /**
-   * Called once when a request with a token is answered 401 (an expired access token): return
-   * true after storing fresh tokens, and the request is sent again with the new access token.
+   * Called when a request with a token is answered 401 `invalid_token` (an expired access
+   * token): return true after storing fresh tokens, and the request is sent again, once, with
+   * the new access token. Requests answered so at the same time share one call, and one sent
+   * with a token refreshed since is sent again without another.
    */
   refresh?: () => Promise<boolean>;
   fetch?: typeof globalThis.fetch;
@@ -28,9 +30,26 @@ export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
     super(`${problem.code}: ${problem.detail}`);
   }
-  /** The message for one field, by the JSON Pointer of the request body (`/email`). */
+  /**
+   * The message for one top-level field of the request body (`email` for `/email`), with those
+   * for items within it (`/events/0`), or undefined when it has none.
+   */
   fieldMessage(field: string): string | undefined {
-    return this.problem.errors?.find((error) => error.path === `/${field}`)?.message;
+    const messages = (this.problem.errors ?? []).flatMap((error) => {
+      if (error.path === `/${field}`) return [error.message];
+      if (!error.path.startsWith(`/${field}/`)) return [];
+      // Within a list, the item by its place as people count (`/events/1` is item 2).
+      const within = error.path.slice(field.length + 2);
+      return [`${/^\d+$/.test(within) ? `Item ${Number(within) + 1}` : within}: ${error.message}`];
+    });
+    return messages.length > 0 ? messages.join(' ') : undefined;
+  }
+}
+
+/** No reply came (the service is down or unreachable, the connection failed): the request may be tried again. */
+export class NetworkError extends Error {
+  constructor(readonly reason: unknown) {
+    super(`no reply: ${reason instanceof Error ? reason.message : String(reason)}`);
   }
 }
 
@@ -39,10 +58,22 @@ export const entityTag = (resource: { version: number }) => `"${resource.version
 
 export function createShopClient(options: ShopClientOptions): ShopClient {
   // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
-  const send = options.fetch ?? globalThis.fetch;
+  const fetchOnce = options.fetch ?? globalThis.fetch;
+  // A request that got no reply at all is a NetworkError, whatever words the browser uses for it.
+  const send = (request: Request) =>
+    fetchOnce(request).catch((error: unknown) => {
+      throw error instanceof Error && error.name === 'AbortError' ? error : new NetworkError(error);
+    });
   const client = createClient<paths>({ baseUrl: options.baseUrl, headers: { accept: 'application/json' }, fetch: send });
-  // The body of a sent request cannot be read again, so each one is kept until its reply is in.
-  const unsent = new Map<string, Request>();
+  // The body of a sent request cannot be read again, so each one is kept, with the token it carried, until its reply is in.
+  const pending = new Map<string, { request: Request; token: string }>();
+  let refreshing: Promise<boolean> | undefined;
+  const refreshOnce = (refresh: () => Promise<boolean>) => {
+    refreshing ??= refresh().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing;
+  };
   const withToken = (request: Request) => {
     const token = options.accessToken?.();
     if (token) request.headers.set('authorization', `Bearer ${token}`);
@@ -50,22 +81,38 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
   };
   const authorization: Middleware = {
     onRequest({ request, id }) {
-      const signed = withToken(request);
-      if (options.refresh && signed.headers.has('authorization')) unsent.set(id, signed.clone());
-      return signed;
+      const token = options.accessToken?.();
+      if (!token) return request;
+      request.headers.set('authorization', `Bearer ${token}`);
+      if (options.refresh) pending.set(id, { request: request.clone(), token });
+      return request;
     },
     async onResponse({ response, id }) {
-      const again = unsent.get(id);
-      unsent.delete(id);
-      if (response.status !== 401 || !again || !options.refresh || !(await options.refresh())) return undefined;
-      return send(withToken(again));
+      const sent = pending.get(id);
+      pending.delete(id);
+      if (response.status !== 401 || !sent || !options.refresh) return undefined;
+      // Only a refused access token is worth a refresh: a wrong password or a spent refresh token is also 401.
+      if ((await problemCode(response)) !== 'invalid_token') return undefined;
+      // A request sent before another one's refresh goes again with the new token, without a refresh of its own.
+      const current = options.accessToken?.();
+      const refreshed = (current !== undefined && current !== sent.token) || (await refreshOnce(options.refresh));
+      return refreshed && options.accessToken?.() ? send(withToken(sent.request)) : undefined;
     },
     onError({ id }) {
-      unsent.delete(id);
+      pending.delete(id);
     },
   };
   client.use(authorization);
   return client;
+}
+
+async function problemCode(response: Response): Promise<string | undefined> {
+  try {
+    const body: unknown = await response.clone().json();
+    return body && typeof body === 'object' && 'code' in body && typeof body.code === 'string' ? body.code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a successful call gives: its body and, for a single resource, its ETag. */

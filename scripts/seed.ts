@@ -4,8 +4,9 @@
  * DATA_DIR belongs to the running service, and going through the API also records the events,
  * stock movements and ledger entries a real shop would have.
  *
- * Settings: BASE (default http://127.0.0.1:3000), ADMIN_EMAIL (default admin@localhost, the
- * first admin `npm start` creates) and ADMIN_PASSWORD (required).
+ * Settings, from the environment or ./.env as `npm start` reads them: BASE (default
+ * http://127.0.0.1:3000), ADMIN_EMAIL (default admin@localhost, the first admin `npm start`
+ * creates) and ADMIN_PASSWORD (required). It calls the API through the typed client in client/.
  *
  * A rerun adds nothing that is already there: a 409 `sku_taken` or `email_taken` means "made
  * before"; a balance change is skipped when the customer's ledger already holds its reason,
@@ -15,78 +16,66 @@
  * again, so the console has open ones to show.
  */
 import { randomBytes } from 'node:crypto';
+import dotenv from 'dotenv';
+import { createShopClient, NetworkError, ProblemError, reply, type Problem } from '../client/shop-client.js';
 import { customers, products, reservations, skuOf, variantNameOf, type ReservationPlan } from './seed-data.js';
 
 /** A reason to stop, printed as one line. */
 class SeedStop extends Error {}
 
-interface Problem {
-  code?: string;
-  detail?: string;
-}
-interface Page<Item> {
-  items: Item[];
-}
-interface Identified {
-  id: string;
-}
-interface Reservation extends Identified {
-  status: string;
-}
-
+// The settings `npm start` was given in ./.env apply here too; the environment wins over the file.
+dotenv.config({ quiet: true });
 const base = (process.env.BASE || 'http://127.0.0.1:3000').replace(/\/+$/, '');
 const adminEmail = process.env.ADMIN_EMAIL || 'admin@localhost';
 const adminPassword = process.env.ADMIN_PASSWORD;
 let accessToken: string | undefined;
 
-/** One request; a network failure stops the seed with the reason, any reply is returned. */
-async function call<Body>(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  if (accessToken) headers.authorization = `Bearer ${accessToken}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  let response: Response;
+const client = createShopClient({ baseUrl: base, accessToken: () => accessToken, fetch: (request) => fetch(request, { signal: AbortSignal.timeout(30_000) }) });
+
+type Call<Body> = Promise<{ data?: Body; error?: unknown; response: Response }>;
+
+/**
+ * One request: its body, or the problem it was answered with, for the caller to judge. A
+ * network failure or a reply that is not this service's stops the seed with the reason.
+ */
+async function attempt<Body>(call: Call<Body>): Promise<{ body: Body; problem?: never } | { body?: never; problem: Problem }> {
   try {
-    response = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(30_000),
-    });
+    return { body: (await reply(call)).body };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    if (error instanceof ProblemError) return { problem: error.problem };
+    if (error instanceof SyntaxError) throw new SeedStop(`a reply from ${base} was not JSON; is BASE this service?`);
+    const failure = error instanceof NetworkError ? error.reason : error;
+    const cause = (failure as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (failure as Error).message;
     throw new SeedStop(`cannot reach the service at ${base} (${why}); start it with \`npm start\`, or set BASE to where it listens`);
-  }
-  const text = await response.text();
-  try {
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Body & Problem };
-  } catch {
-    throw new SeedStop(`${method} ${path} answered ${response.status} with no JSON; is ${base} this service?`);
   }
 }
 
 /** Stops the seed, saying which request got what. */
-function refused(path: string, reply: { status: number; body: Problem }): never {
-  throw new SeedStop(`${path} answered ${reply.status} ${reply.body.code ?? ''}: ${reply.body.detail ?? 'no detail'}`);
+function refused(what: string, problem: Problem): never {
+  throw new SeedStop(`${what} answered ${problem.status} ${problem.code}: ${problem.detail}`);
 }
 
-function expectStatus<Reply extends { status: number; body: Problem }>(reply: Reply, path: string, ...expected: number[]): Reply {
-  return expected.includes(reply.status) ? reply : refused(path, reply);
+/** One request that must succeed. */
+async function must<Body>(what: string, call: Call<Body>): Promise<Body> {
+  const { body, problem } = await attempt(call);
+  return problem ? refused(what, problem) : (body as Body);
 }
 
 async function logIn(): Promise<void> {
-  const reply = await call<{ access_token: string }>('POST', '/api/auth/login', { body: { email: adminEmail, password: adminPassword } });
-  if (reply.status === 200) {
-    accessToken = reply.body.access_token;
+  const { body, problem } = await attempt(client.POST('/api/auth/login', { body: { email: adminEmail, password: adminPassword! } }));
+  if (body && 'access_token' in body) {
+    accessToken = body.access_token;
     return;
   }
+  const code = problem?.code ?? 'mfa_required';
   const hints: Record<string, string> = {
     invalid_credentials: 'check ADMIN_EMAIL and ADMIN_PASSWORD',
     mfa_required: 'this account has a second factor and the seed signs in with a password only; use an admin without one',
     not_found: `no login route there; set BASE to the service's root, such as http://127.0.0.1:3000`,
   };
-  const hint = hints[reply.body.code ?? ''] ?? reply.body.detail ?? 'no detail';
-  throw new SeedStop(`signing in as ${adminEmail} at ${base} failed: ${reply.status} ${reply.body.code ?? ''} (${hint})`);
+  const hint = hints[code] ?? problem?.detail ?? 'no detail';
+  throw new SeedStop(`signing in as ${adminEmail} at ${base} failed: ${problem?.status ?? 200} ${code} (${hint})`);
 }
 
 const made = { variants: 0, customers: 0, balanceChanges: 0, reservations: { active: 0, committed: 0, released: 0 } };
@@ -99,17 +88,17 @@ async function seedVariants(): Promise<Map<string, string>> {
     for (const { attributes, stock } of product.variants) {
       const sku = skuOf(product, attributes);
       const body = { product_id: product.productId, sku, name: variantNameOf(product, attributes), price: product.price, stock, attributes };
-      const created = expectStatus(await call<Identified>('POST', '/api/variants', { body }), `POST /api/variants (${sku})`, 201, 409);
-      if (created.status === 201) {
+      const created = await attempt(client.POST('/api/variants', { body }));
+      if (created.body) {
         made.variants++;
         idsBySku.set(sku, created.body.id);
         continue;
       }
-      // Another 409 (duplicate_attributes) means someone else's variant is in the way: say so.
-      if (created.body.code !== 'sku_taken') refused(`POST /api/variants (${sku})`, created);
-      const found = expectStatus(await call<Identified>('GET', `/api/variants/sku/${sku}`), `GET /api/variants/sku/${sku}`, 200);
+      // Another problem (duplicate_attributes: someone else's variant is in the way) stops the seed, saying so.
+      if (created.problem.code !== 'sku_taken') refused(`POST /api/variants (${sku})`, created.problem);
+      const found = await must(`GET /api/variants/sku/${sku}`, client.GET('/api/variants/sku/{sku}', { params: { path: { sku } } }));
       alreadyThere.variants++;
-      idsBySku.set(sku, found.body.id);
+      idsBySku.set(sku, found.id);
     }
   }
   return idsBySku;
@@ -122,19 +111,17 @@ async function seedCustomers(): Promise<void> {
     // a way into a service the seed was pointed at. A password reset gives one a password.
     const password = randomBytes(24).toString('base64url');
     const body = { email: customer.email, password, name: customer.name, ...(customer.phone ? { phone: customer.phone } : {}) };
-    const registered = expectStatus(await call<Identified>('POST', '/api/auth/register', { body }), 'POST /api/auth/register', 201, 403, 409);
-    if (registered.status === 403) {
+    const registered = await attempt(client.POST('/api/auth/register', { body }));
+    if (registered.problem?.status === 403) {
       console.warn('seed: registration is closed (ALLOW_REGISTRATION=false), so no demo customers were made');
       return;
     }
-    if (registered.status === 409 && registered.body.code !== 'email_taken') refused('POST /api/auth/register', registered);
-    const userId = registered.status === 201 ? registered.body.id : await userIdByEmail(customer.email);
-    if (registered.status === 201) made.customers++;
+    if (registered.problem && registered.problem.code !== 'email_taken') refused('POST /api/auth/register', registered.problem);
+    const userId = registered.body ? registered.body.id : await userIdByEmail(customer.email);
+    if (registered.body) made.customers++;
     else alreadyThere.customers++;
 
-    const ledgerPath = `/api/users/${userId}/balance/ledger?limit=100`;
-    const ledger = expectStatus(await call<Page<{ reason: string }>>('GET', ledgerPath), ledgerPath, 200);
-    const reasonsWritten = new Set(ledger.body.items.map((entry) => entry.reason));
+    const reasonsWritten = await ledgerReasons(userId);
     for (const [index, change] of customer.ledger.entries()) {
       if (reasonsWritten.has(change.reason)) {
         alreadyThere.balanceChanges++;
@@ -142,24 +129,36 @@ async function seedCustomers(): Promise<void> {
       }
       // The key names the user and the entry, so a repeat within 24 hours replays instead of adding.
       const headers = { 'idempotency-key': `demo-seed-balance-${userId}-${index}` };
-      expectStatus(await call('PUT', `/api/users/${userId}/balance`, { body: change, headers }), `PUT /api/users/${userId}/balance`, 200);
+      await must(`PUT /api/users/${userId}/balance`, client.PUT('/api/users/{id}/balance', { params: { path: { id: userId }, header: headers }, body: change }));
       made.balanceChanges++;
     }
   }
 }
 
+/** Every reason in the user's ledger, page after page (a demo customer may have been used since). */
+async function ledgerReasons(userId: string): Promise<Set<string>> {
+  const reasons = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const query = { limit: 100, ...(cursor ? { cursor } : {}) };
+    const page = await must(`GET /api/users/${userId}/balance/ledger`, client.GET('/api/users/{id}/balance/ledger', { params: { path: { id: userId }, query } }));
+    for (const entry of page.items) reasons.add(entry.reason);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return reasons;
+}
+
 async function userIdByEmail(email: string): Promise<string> {
-  const path = `/api/users?limit=100&q=${encodeURIComponent(email)}`;
-  const page = expectStatus(await call<Page<Identified & { email: string }>>('GET', path), path, 200);
-  const user = page.body.items.find((item) => item.email.toLowerCase() === email.toLowerCase());
+  const page = await must('GET /api/users', client.GET('/api/users', { params: { query: { limit: 100, q: email } } }));
+  const user = page.items.find((item) => item.email.toLowerCase() === email.toLowerCase());
   if (!user) throw new SeedStop(`${email} is taken, yet no listed user has it`);
   return user.id;
 }
 
 /** Leaves each planned reservation in its planned state, making it only when none with its reference is. */
 async function seedReservation(plan: ReservationPlan, idsBySku: Map<string, string>): Promise<void> {
-  const listPath = `/api/reservations?limit=100&reference=${encodeURIComponent(plan.reference)}`;
-  const existing = expectStatus(await call<Page<Reservation>>('GET', listPath), listPath, 200).body.items;
+  const query = { limit: 100, reference: plan.reference };
+  const existing = (await must('GET /api/reservations', client.GET('/api/reservations', { params: { query } }))).items;
   if (existing.some((reservation) => reservation.status === plan.outcome)) {
     alreadyThere.reservations++;
     return;
@@ -170,12 +169,12 @@ async function seedReservation(plan: ReservationPlan, idsBySku: Map<string, stri
     const lines = plan.lines.map(({ sku, quantity }) => ({ variant_id: idsBySku.get(sku)!, quantity }));
     // Open ones live as long as the service allows (a day), so the console still shows them tomorrow.
     const body = { lines, reference: plan.reference, ...(plan.outcome === 'active' ? { expires_in: 86_400 } : {}) };
-    reservation = expectStatus(await call<Reservation>('POST', '/api/reservations', { body }), `POST /api/reservations (${plan.reference})`, 201).body;
+    reservation = await must(`POST /api/reservations (${plan.reference})`, client.POST('/api/reservations', { body }));
   }
   if (plan.outcome !== 'active') {
-    const action = plan.outcome === 'committed' ? 'commit' : 'release';
-    const path = `/api/reservations/${reservation.id}/${action}`;
-    expectStatus(await call('POST', path), path, 200);
+    const params = { path: { id: reservation.id } };
+    const finished = plan.outcome === 'committed' ? client.POST('/api/reservations/{id}/commit', { params }) : client.POST('/api/reservations/{id}/release', { params });
+    await must(`finishing reservation ${reservation.id} as ${plan.outcome}`, finished);
   }
   made.reservations[plan.outcome]++;
 }

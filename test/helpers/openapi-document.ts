@@ -19,3 +19,19 @@ export async function clientTypesFor(document: Record<string, unknown>): Promise
   const ast = await openapiTS(document as never, { enumValues: true });
   return `${COMMENT_HEADER}${astToString(ast)}`;
 }
+
+/**
+ * client/api-limits.ts: the lengths the document states for fields a form tells its user about
+ * before sending (openapi-typescript's types carry no lengths), so the console copies no server rule.
+ */
+export function clientLimitsFor(document: Record<string, unknown>): string {
+  const paths = document.paths as Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, { minLength: number; maxLength: number }> } }> } }>>;
+  const newPassword = paths['/api/users/change-password']!.put!.requestBody.content['application/json']!.schema.properties.new_password!;
+  return [
+    '// Written by `npm run openapi` from /openapi.json: do not edit (a test fails when it is stale).',
+    '',
+    '/** A new password\'s length in characters (change-password, password-reset confirm). */',
+    `export const newPasswordLength = { min: ${newPassword.minLength}, max: ${newPassword.maxLength} } as const;`,
+    '',
+  ].join('\n');
+}

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createVariant, reprice, searchVariants } from '../../client/example.js';
 import { createShopClient, ProblemError, reply } from '../../client/shop-client.js';
-import { clientTypesFor, currentOpenApiDocument } from '../helpers/openapi-document.js';
+import { clientLimitsFor, clientTypesFor, currentOpenApiDocument } from '../helpers/openapi-document.js';
 import { buildTestApp, loginAdmin, type TestApp } from '../helpers/test-app.js';
 
 type Operation = {
@@ -84,9 +84,12 @@ describe('the OpenAPI description', () => {
     return `http://127.0.0.1:${(testApp.app.server.address() as AddressInfo).port}`;
   };
 
-  it('ships client/api-types.ts as openapi-typescript generates it from the current document (`npm run openapi` rewrites it)', async () => {
+  it('ships client/api-types.ts as openapi-typescript generates it, and client/api-limits.ts, from the current document (`npm run openapi` rewrites it)', async () => {
     const committed = await readFile(path.join(import.meta.dirname, '../../client/api-types.ts'), 'utf8');
-    assert.ok(committed === (await clientTypesFor(await currentOpenApiDocument())), 'client/api-types.ts is stale: run `npm run openapi`');
+    const document = await currentOpenApiDocument();
+    assert.ok(committed === (await clientTypesFor(document)), 'client/api-types.ts is stale: run `npm run openapi`');
+    const limits = await readFile(path.join(import.meta.dirname, '../../client/api-limits.ts'), 'utf8');
+    assert.equal(limits, clientLimitsFor(document), 'client/api-limits.ts is stale: run `npm run openapi`');
   });
 
   it('runs the typed client example against the service: create, search, and a conditional price change', async () => {
@@ -121,5 +124,31 @@ describe('the OpenAPI description', () => {
     const created = await createVariant(client, { product_id: 'client-2', sku, name: 'After a refresh', price: 100 });
     assert.equal(created.sku, sku, 'the body was sent again intact');
     assert.equal(refreshes, 1);
+  });
+
+  it('shares one refresh among requests refused at once, and refreshes for no other 401 than invalid_token', async () => {
+    const admin = await loginAdmin(testApp.app);
+    let token = 'an-expired-token';
+    let refreshes = 0;
+    const client = createShopClient({
+      baseUrl: await listening(),
+      accessToken: () => token,
+      // Slow, as a refresh over the network is: the other refused requests arrive while it runs.
+      refresh: async () => {
+        refreshes += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        token = admin.accessToken;
+        return true;
+      },
+    });
+    const profiles = await Promise.all([1, 2, 3].map(() => reply(client.GET('/api/users/profile'))));
+    assert.deepEqual(profiles.map(({ body }) => body.id), [admin.id, admin.id, admin.id]);
+    assert.equal(refreshes, 1, 'three refused requests, one refresh');
+
+    await assert.rejects(
+      reply(client.POST('/api/auth/login', { body: { email: admin.email, password: 'not-the-password' } })),
+      (error: unknown) => error instanceof ProblemError && error.problem.code === 'invalid_credentials',
+    );
+    assert.equal(refreshes, 1, 'a wrong password is not an expired token');
   });
 });
