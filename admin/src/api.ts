@@ -3,10 +3,12 @@
  * the typed client in client/ (generated from /openapi.json): a path, parameter or body the
  * service does not accept fails to compile here.
  */
-import { createShopClient, ProblemError, type Schemas } from '../../client/shop-client';
+import { createShopClient, reply, type Schemas } from '../../client/shop-client';
 
-export { entityTag, ProblemError as ApiError, reply } from '../../client/shop-client';
-export { userRoleValues as ROLES, userStatusValues as STATUSES } from '../../client/api-types';
+export { entityTag, NetworkError, ProblemError as ApiError } from '../../client/shop-client';
+export { reply };
+export { userRoleValues as ROLES, userStatusValues as STATUSES, pathsApiClientsPostRequestBodyContentApplicationJsonScopesValues as SCOPES } from '../../client/api-types';
+export { newPasswordLength } from '../../client/api-limits';
 
 type Tokens = Pick<Schemas['TokenPair'], 'access_token' | 'refresh_token'>;
 
@@ -43,9 +45,8 @@ async function refreshTokens(): Promise<boolean> {
 export const client = createShopClient({ baseUrl: '', accessToken: () => tokens?.access_token, refresh: refreshTokens });
 
 export async function signIn(email: string, password: string): Promise<void> {
-  const { data, error } = await anonymous.POST('/api/auth/login', { body: { email, password } });
-  if (!data) throw new ProblemError(error as Schemas['Problem']);
-  storeTokens(data as Tokens);
+  const { body } = await reply(anonymous.POST('/api/auth/login', { body: { email, password } }));
+  storeTokens(body as Tokens);
 }
 
 export async function signOut(): Promise<void> {
@@ -69,8 +70,5 @@ export type Reservation = Schemas['Reservation'];
 export type ShopEvent = Schemas['Event'];
 export type Webhook = Schemas['Webhook'];
 export type Delivery = Schemas['WebhookDelivery'];
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-  total?: number;
-}
+export type ApiClient = Schemas['ApiClient'];
+export type ClientSecret = Schemas['ClientSecret'];

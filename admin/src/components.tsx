@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ApiError, NetworkError } from './api';
 
 let fieldCounter = 0;
 
@@ -44,19 +44,44 @@ export function Field(props: {
   );
 }
 
-/** The API's problem detail, shown beside the action that caused it. */
-export function ProblemMessage(props: { error: ApiError | undefined; children?: ComponentChildren }) {
+/**
+ * The API's problem, shown beside the action that caused it: its detail, and each entry of its
+ * `errors[]` that no field shows. `fields` names the form's Fields, which show their own.
+ */
+export function ProblemMessage(props: { error: ApiError | undefined; fields?: readonly string[]; children?: ComponentChildren }) {
   if (!props.error) return null;
+  const shownByFields = new Set(props.fields ?? []);
+  const unshown = (props.error.problem.errors ?? []).filter((error) => !shownByFields.has(error.path.split('/')[1] ?? ''));
   return (
-    <p class="problem" role="alert">
-      {props.error.problem.detail} <span class="code">({props.error.problem.code})</span> {props.children}
-    </p>
+    <div class="problem" role="alert">
+      <p>
+        {props.error.problem.detail} <span class="code">({props.error.problem.code})</span> {props.children}
+      </p>
+      {unshown.length > 0 && (
+        <ul>
+          {unshown.map((error) => (
+            <li key={`${error.path} ${error.message}`}>
+              {error.path ? <code>{error.path}</code> : null} {error.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 
+/**
+ * Any failure as a problem to show: the API's own, a request that got no reply (the typed
+ * client's NetworkError), or a fault in the console itself, named as such rather than blamed on the network.
+ */
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  return new ApiError({ type: 'about:blank', title: 'Unreachable', status: 0, code: 'unavailable', detail: 'The service could not be reached.' });
+  if (error instanceof NetworkError) {
+    return new ApiError({ type: 'about:blank', title: 'Unreachable', status: 0, code: 'unavailable', detail: 'The service could not be reached.' });
+  }
+  console.error(error);
+  const detail = `The console failed: ${error instanceof Error ? error.message : String(error)}. Reload the page and try again.`;
+  return new ApiError({ type: 'about:blank', title: 'Console error', status: 0, code: 'internal', detail });
 }
 
 /** A labelled choice among fixed values; `anyLabel` adds an empty first option (no filter). */

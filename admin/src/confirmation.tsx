@@ -11,6 +11,8 @@ export interface Confirmation {
   danger?: boolean;
   /** Whether a reason is asked for; it goes into the change's audit event. */
   reason: 'required' | 'optional' | 'none';
+  /** For what cannot be undone: the text (an email, say) to type before the button works. */
+  typeToConfirm?: string;
   /** Runs the change; what it returns is shown as the result. */
   run: (reason: string) => Promise<string>;
 }
@@ -18,6 +20,7 @@ export interface Confirmation {
 function ConfirmDialog(props: { confirmation: Confirmation; onDone: (result: string) => void; onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [reason, setReason] = useState('');
+  const [typed, setTyped] = useState('');
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
   const { confirmation } = props;
@@ -53,12 +56,15 @@ function ConfirmDialog(props: { confirmation: Confirmation; onDone: (result: str
             required={confirmation.reason === 'required'}
           />
         )}
-        <ProblemMessage error={error} />
+        {confirmation.typeToConfirm !== undefined && (
+          <Field label={`Type ${confirmation.typeToConfirm} to confirm`} name="type-to-confirm" value={typed} onInput={setTyped} autoComplete="off" required />
+        )}
+        <ProblemMessage error={error} fields={confirmation.reason !== 'none' ? ['reason'] : []} />
         <div class="actions">
           <button type="button" class="secondary" onClick={props.onCancel}>
             Cancel
           </button>
-          <button type="submit" class={confirmation.danger ? 'danger' : undefined} disabled={busy}>
+          <button type="submit" class={confirmation.danger ? 'danger' : undefined} disabled={busy || (confirmation.typeToConfirm !== undefined && typed.trim() !== confirmation.typeToConfirm)}>
             {confirmation.confirmLabel}
           </button>
         </div>

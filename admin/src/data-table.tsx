@@ -37,7 +37,8 @@ export function DataTable<Item extends { id: string }>(props: {
             <tr key={item.id} class={props.rowClass?.(item)}>
               {props.columns.map((column) => (
                 <td key={column.label} data-label={column.label} class={[column.numeric ? 'number' : '', column.wraps ? 'sku' : ''].filter(Boolean).join(' ') || undefined}>
-                  {column.cell(item)}
+                  {/* One box for the value, so a card's grid puts it beside the column's name whatever it holds. */}
+                  <div class="cell">{column.cell(item)}</div>
                 </td>
               ))}
             </tr>

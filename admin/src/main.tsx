@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { client, isSignedIn, reply, signOut, whenSignedOut, type User } from './api';
 import { displayName } from './components';
 import { AccountLinkPage } from './pages/account-links';
+import { ApiClientsPage } from './pages/api-clients';
 import { EventsPage } from './pages/events';
 import { LoginPage } from './pages/login';
 import { ProfilePage } from './pages/profile';
@@ -51,7 +52,16 @@ function App() {
   if (!me) return <p class="loading">Loading…</p>;
   if (me.role === 'user') return <StaffOnlyPage me={me} />;
   const isAdmin = me.role === 'admin';
-  const userMatch = /^\/users\/([0-9a-f-]{36})$/.exec(route.path);
+  const userMatch = /^\/users\/([^/]+)$/.exec(route.path);
+  // The section of the page shown, for the navigation's marker: a user's page is under Users, and what is unknown shows Variants.
+  const adminOnly: [string, string][] = [
+    ['/events', 'Audit log'],
+    ['/webhooks', 'Webhooks'],
+    ['/clients', 'API clients'],
+  ];
+  // The navigation's sections, in order: path and label.
+  const sections: [string, string][] = [['/variants', 'Variants'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
+  const shown = userMatch ? '/users' : (sections.find(([path]) => path === route.path)?.[0] ?? '/variants');
   const page = userMatch ? (
     <UserDetailPage key={userMatch[1]} id={userMatch[1]!} me={me} />
   ) : route.path === '/users' ? (
@@ -60,6 +70,8 @@ function App() {
     <EventsPage key={route.query.toString()} initial={route.query} />
   ) : route.path === '/webhooks' && isAdmin ? (
     <WebhooksPage />
+  ) : route.path === '/clients' && isAdmin ? (
+    <ApiClientsPage />
   ) : route.path === '/profile' ? (
     <ProfilePage me={me} onChanged={setMe} />
   ) : (
@@ -81,11 +93,11 @@ function App() {
       <header>
         <nav aria-label="Main">
           <strong class="brand">Shop admin</strong>
-          <a href="#/variants">Variants</a>
-          <a href="#/users">Users</a>
-          {isAdmin && <a href="#/events">Audit log</a>}
-          {isAdmin && <a href="#/webhooks">Webhooks</a>}
-          <a href="#/profile">My profile</a>
+          {sections.map(([path, label]) => (
+            <NavLink key={path} path={path} current={shown}>
+              {label}
+            </NavLink>
+          ))}
           <span class="who">
             {displayName(me)} ({me.role})
           </span>
@@ -98,6 +110,15 @@ function App() {
         {page}
       </main>
     </>
+  );
+}
+
+/** A link of the main navigation, marked (aria-current) while its section is shown. */
+function NavLink(props: { path: string; current: string; children: string }) {
+  return (
+    <a href={`#${props.path}`} aria-current={props.path === props.current ? 'page' : undefined}>
+      {props.children}
+    </a>
   );
 }
 

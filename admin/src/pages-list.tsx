@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { reply, type ApiError, type Page } from './api';
+import { reply, type ApiError } from './api';
 import { ProblemMessage, asApiError } from './components';
 
 /** What usePages adds to a list's own filters. */
@@ -7,6 +7,13 @@ export interface Paging {
   limit: number;
   include_total: true;
   cursor?: string;
+}
+
+/** What usePages needs of a list's reply; the compiler checks each list operation's reply against it. */
+interface Page<Item> {
+  items: Item[];
+  next_cursor: string | null;
+  total?: number;
 }
 
 /**
@@ -60,7 +67,9 @@ export function usePages<Item>(
     error,
     reload: () => load(cursor),
     restart,
-    replace: (update: (items: Item[]) => Item[]) => page && setPage({ ...page, items: update(page.items) }),
+    // From the page as it is when the update runs, not as this render saw it: a reload that lands
+    // first (after a create, say) must not be overwritten by the older page.
+    replace: (update: (items: Item[]) => Item[]) => setPage((current) => current && { ...current, items: update(current.items) }),
     next: () => {
       if (!page?.next_cursor) return;
       setEarlierCursors([...earlierCursors, cursor]);

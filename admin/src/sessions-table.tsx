@@ -1,6 +1,7 @@
 import type { Session } from './api';
 import { formatTime } from './components';
 import { DataTable } from './data-table';
+import { browserAndSystem } from './user-agent';
 
 /** Sessions with a sign-out button each; the session of this browser is marked, not offered. */
 export function SessionsTable(props: { sessions: Session[]; onEnd: (session: Session) => void }) {
@@ -8,7 +9,11 @@ export function SessionsTable(props: { sessions: Session[]; onEnd: (session: Ses
     <DataTable
       items={props.sessions}
       columns={[
-        { label: 'Client', cell: (session) => session.user_agent ?? 'unknown' },
+        {
+          label: 'Client',
+          // The full User-Agent stays at hand for the rare case where the name is not enough.
+          cell: (session) => <span title={session.user_agent ?? undefined}>{browserAndSystem(session.user_agent)}</span>,
+        },
         { label: 'Address', cell: (session) => session.ip ?? '—' },
         { label: 'Started', cell: (session) => formatTime(session.created_at) },
         { label: 'Last used', cell: (session) => formatTime(session.last_used_at) },
@@ -29,4 +34,4 @@ export function SessionsTable(props: { sessions: Session[]; onEnd: (session: Ses
 }
 
 /** The question asked before a session is ended. */
-export const endSessionMessage = (session: Session) => <p>The session from {session.user_agent ?? 'an unknown client'} ends at once.</p>;
+export const endSessionMessage = (session: Session) => <p>The session from {browserAndSystem(session.user_agent)} ends at once.</p>;

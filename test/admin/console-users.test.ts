@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signDelivery } from '../../src/events/webhook-signature.js';
-import { noChromium, useConsole } from '../helpers/console-browser.js';
+import { accessibilityViolationsOf, noChromium, useConsole } from '../helpers/console-browser.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, login, type Session } from '../helpers/test-app.js';
+import { eventually } from '../helpers/eventually.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 describe('admin console: users, audit, webhooks and email links, in a real browser', { skip: noChromium }, () => {
@@ -64,6 +65,16 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.deepEqual(entries.map((entry) => [entry.user_id, entry.delta, entry.reason]), [[bob.id, 1250, 'Goodwill credit']], 'one credit, to Bob');
     await page.getByTestId('balance').getByText('$12.50').waitFor();
     assert.equal(await adjust.getByLabel(/^Amount/).inputValue(), '', 'the form is cleared after the change');
+
+    // An overdraw is refused, and said in dollars (the API's detail counts cents).
+    await adjust.getByLabel(/^Amount/).fill('-20');
+    await adjust.getByLabel('Reason').fill('Too much');
+    await adjust.getByRole('button', { name: 'Apply…' }).click();
+    await dialog.getByRole('button', { name: 'Debit $20.00' }).click();
+    await dialog.getByRole('alert').getByText('The balance is $12.50: a debit of $20.00 would take it below zero.').waitFor();
+    assert.equal(await dialog.getByText('1250').count(), 0);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await userRow(bob.id)).balance, 1250);
   });
 
   it('changes a role only after a confirmation with a reason, which the audit log shows', async () => {
@@ -177,6 +188,42 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await form.getByText(/Ask for a new link/).waitFor();
   });
 
+  it('sends a reset link from "Forgot password?" on the login page, at 390px', async () => {
+    // A browser of its own, signed out, the size of a phone.
+    const context = await ui.browser.newContext({ viewport: { width: 390, height: 844 } });
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${ui.baseUrl}/admin/`);
+      const login = page.getByRole('form', { name: 'Log in' });
+      await login.getByLabel('Email').fill(ann.email);
+      await login.getByRole('button', { name: 'Forgot password?' }).click();
+      const forgotten = page.getByRole('form', { name: 'Reset password' });
+      assert.equal(await forgotten.getByLabel('Email').inputValue(), ann.email, 'the address typed to log in is kept');
+      const mailsBefore = ui.smtp.mails.length;
+      await forgotten.getByRole('button', { name: 'Email me a link' }).click();
+      await forgotten.getByRole('status').getByText(`If ${ann.email} has an account, a link to choose a new password is on its way.`).waitFor();
+      assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)) <= 0, 'nothing off-screen at 390px');
+      const link = await ui.linkFor(ann.email, '/admin/#/reset-password?token=', mailsBefore);
+      await page.goto(link);
+      const reset = page.getByRole('form', { name: 'Reset password' });
+      await reset.getByLabel(/^New password \(8 to 128 characters\)/).fill('forgotten-password-7');
+      await reset.getByLabel('New password again').fill('forgotten-password-7');
+      await reset.getByRole('button', { name: 'Set password' }).click();
+      await page.getByText('Your password is changed and every session was signed out.').waitFor();
+      const relogin = await ui.testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: ann.email, password: 'forgotten-password-7' } });
+      assert.equal(relogin.statusCode, 200);
+
+      await page.goto(`${ui.baseUrl}/admin/`);
+      await page.getByRole('form', { name: 'Log in' }).getByRole('button', { name: 'Forgot password?' }).click();
+      assert.deepEqual(await accessibilityViolationsOf(page), [], 'the reset request form');
+      await page.getByRole('button', { name: 'Back to log in' }).click();
+      await page.getByRole('form', { name: 'Log in' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('lists users with a count in words, a visible link for a blank name, and cards at 390px', async () => {
     const { page } = ui;
     await ui.db().updateTable('users').set({ name: '   ' }).where('id', '=', ann.id).execute();
@@ -202,11 +249,16 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await ui.shoot('user');
   });
 
-  it('creates a webhook showing its secret once (copied to the clipboard), its deliveries, and disables it', async () => {
+  it('creates a webhook showing its secret once (copied, its decoding explained), sends a delivery again, pings, edits and disables it', async () => {
     const { page } = ui;
     await page.getByRole('link', { name: 'Webhooks' }).click();
     const create = page.getByRole('form', { name: 'Create webhook' });
     await create.getByLabel('URL').fill(hookUrl);
+    // The API's errors[] reaches the field it names, down to the list item.
+    await create.getByLabel(/^Events/).fill('user.registered, no.such.event');
+    await create.getByRole('button', { name: 'Create webhook' }).click();
+    const eventsError = create.locator('.field', { has: page.getByLabel(/^Events/) }).getByRole('alert');
+    assert.match(await eventsError.innerText(), /^Item 2: must be one of: \*, user\.registered, /);
     await create.getByLabel(/^Events/).fill('user.registered');
     await create.getByLabel(/^Description/).fill('CRM sync');
     await create.getByRole('button', { name: 'Create webhook' }).click();
@@ -214,6 +266,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     await page.getByRole('button', { name: 'Copy secret' }).click();
     await page.getByText('Copied.').waitFor();
+    await create.getByText('base64-decoded').waitFor();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
     await page.getByRole('cell', { name: 'CRM sync' }).waitFor();
 
@@ -227,9 +280,40 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.equal(delivery.headers['webhook-signature'], signature, 'the secret shown signs the deliveries');
     await page.getByRole('button', { name: 'Deliveries' }).click();
     const deliveries = page.getByRole('region', { name: 'Deliveries' });
-    await deliveries.getByRole('cell', { name: 'user.registered' }).waitFor();
+    await deliveries.getByRole('cell', { name: 'user.registered', exact: true }).waitFor();
     await deliveries.getByRole('cell', { name: '503' }).waitFor();
+    // Its own retry (5 s after the first attempt) is put an hour off, so only the button below sends it again.
+    await ui.db().updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() + 3_600_000) }).where('status', '=', 'pending').execute();
+    assert.equal(await deliveries.getByRole('heading').innerText(), `Deliveries to ${hookUrl}`, 'the panel names its webhook');
     await ui.shoot('webhooks');
+
+    // Sent again at once, on request: the same delivery (its id), a second attempt, answered 200 now.
+    receiver.answer = () => 200;
+    const receivedBefore = receiver.received.length;
+    await deliveries.getByRole('button', { name: 'Send the user.registered delivery again' }).click();
+    await deliveries.getByRole('status').getByText('The user.registered delivery is being sent again.').waitFor();
+    const resent = await eventually(() => receiver.received[receivedBefore], 'the delivery sent again');
+    assert.equal(resent.headers['webhook-id'], delivery.headers['webhook-id']);
+    const retried = await eventually(() => ui.db().selectFrom('webhook_deliveries').selectAll().where('status', '=', 'succeeded').executeTakeFirst(), 'the delivery marked succeeded');
+    assert.equal(retried.attempts, 2);
+
+    // A ping goes to this webhook, though it subscribes only to user.registered, and shows among its deliveries.
+    await page.getByRole('button', { name: 'Ping…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send ping' }).click();
+    await page.getByRole('status').getByText(`A ping is on its way to ${hookUrl}.`).waitFor();
+    await deliveries.getByRole('cell', { name: 'webhook.ping', exact: true }).waitFor();
+    await eventually(() => receiver.received.find((received) => JSON.parse(received.body).type === 'webhook.ping'), 'the ping');
+
+    // Edited in place: URL, events and description, with If-Match.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('form', { name: 'Edit webhook' });
+    await edit.getByLabel(/^Events/).fill('user.registered, user.updated');
+    await edit.getByLabel(/^Description/).fill('CRM sync, v2');
+    await edit.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByRole('status').getByText(`Saved the webhook to ${hookUrl}.`).waitFor();
+    await page.getByRole('cell', { name: 'CRM sync, v2' }).waitFor();
+    const edited = await ui.db().selectFrom('webhooks').selectAll().executeTakeFirstOrThrow();
+    assert.deepEqual([edited.events, edited.description, edited.enabled], [['user.registered', 'user.updated'], 'CRM sync, v2', true]);
 
     await page.getByRole('button', { name: 'Disable…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Disable' }).click();
@@ -241,37 +325,89 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is never shown again');
   });
 
-  it('shows staff their own sessions on their profile, and signs out another one of them', async () => {
+  it('shows staff their own sessions by browser and system, signs out another one, then all others', async () => {
     const { page } = ui;
-    const phone = await login(ui.testApp.app, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const signInFrom = async (userAgent: string) => {
+      const response = await ui.testApp.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'user-agent': userAgent }, payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+      assert.equal(response.statusCode, 200);
+      return JSON.parse(Buffer.from(response.json().access_token.split('.')[1], 'base64url').toString()).sid as string;
+    };
+    const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
+    const phoneSid = await signInFrom(iphone);
     await page.goto(`${ui.baseUrl}/admin/#/profile`);
     await page.getByText('Your email address is verified.').waitFor();
     const sessions = page.getByRole('region', { name: 'My sessions' });
     await sessions.getByRole('cell', { name: 'this browser' }).waitFor();
-    const phoneSid = JSON.parse(Buffer.from(phone.accessToken.split('.')[1]!, 'base64url').toString()).sid as string;
-    const phoneRow = sessions.locator('tbody tr').filter({ has: page.getByRole('button', { name: 'Sign out' }) });
-    assert.equal(await phoneRow.count(), 1, 'the phone is the only other session');
-    await phoneRow.first().getByRole('button', { name: 'Sign out' }).click();
+    const phoneRow = sessions.locator('tbody tr').filter({ hasText: 'Safari 17 on iOS' });
+    assert.equal(await phoneRow.count(), 1, 'the phone is named by its browser and system');
+    assert.match(await sessions.locator('tbody tr').filter({ hasText: 'this browser' }).innerText(), /Chrome \d+ on Linux/);
+    await phoneRow.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('dialog').getByText('The session from Safari 17 on iOS ends at once.').waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Sign out this session' }).click();
     await sessions.getByRole('status').getByText('The session has ended.').waitFor();
     const ended = await ui.db().selectFrom('sessions').select('ended_at').where('id', '=', phoneSid).executeTakeFirstOrThrow();
     assert.notEqual(ended.ended_at, null, "the other session ended; this browser's goes on");
+
+    const others = [await signInFrom('curl/8.5.0'), await signInFrom(iphone)];
+    await page.reload();
+    await sessions.locator('tbody tr').filter({ hasText: 'curl/8.5.0' }).waitFor();
+    await sessions.getByRole('button', { name: 'Sign out all others…' }).click();
+    await page.getByRole('dialog').getByText('Every other session of yours (2) ends at once; this browser stays signed in.').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sign out all others' }).click();
+    await sessions.getByRole('status').getByText('The 2 other sessions have ended.').waitFor();
+    const stillOpen = await ui.db().selectFrom('sessions').select('id').where('id', 'in', others).where('ended_at', 'is', null).execute();
+    assert.deepEqual(stillOpen, []);
+    assert.equal(await sessions.locator('tbody tr').count(), 1, 'only this browser is left');
+    assert.equal(await sessions.getByRole('button', { name: 'Sign out all others…' }).count(), 0);
     await sessions.getByRole('cell', { name: 'this browser' }).waitFor();
+  });
+
+  it('asks for the current password when staff change their own email, and sends it (API.md section 10)', async () => {
+    const { page } = ui;
+    await page.goto(`${ui.baseUrl}/admin/#/profile`);
+    const form = page.getByRole('form', { name: 'Profile' });
+    const passwordField = form.getByLabel('Current password (to change the email)');
+    await form.getByLabel('Email', { exact: true }).waitFor();
+    assert.equal(await passwordField.count(), 0, 'not asked while the email stays');
+    const changeEmailTo = async (email: string, password: string) => {
+      await form.getByLabel('Email', { exact: true }).fill(email);
+      await passwordField.fill(password);
+      await form.getByRole('button', { name: 'Save profile' }).click();
+    };
+    const admin = await ui.db().selectFrom('users').select(['id', 'email']).where('email', '=', ADMIN_EMAIL).executeTakeFirstOrThrow();
+
+    await changeEmailTo('console-admin@example.com', 'not-the-password');
+    await form.getByRole('alert').getByText('(wrong_password)').waitFor();
+    assert.equal((await userRow(admin.id)).email, ADMIN_EMAIL, 'a wrong password changes nothing');
+
+    await changeEmailTo('console-admin@example.com', ADMIN_PASSWORD);
+    await form.getByRole('status').getByText('Saved.').waitFor();
+    assert.equal((await userRow(admin.id)).email, 'console-admin@example.com');
+    assert.equal(await form.getByRole('alert').count(), 0, 'the earlier problem is cleared');
+    assert.equal(await passwordField.count(), 0, 'the saved email is the current one again');
+
+    await changeEmailTo(ADMIN_EMAIL, ADMIN_PASSWORD);
+    // The password field goes once the saved email is the one typed.
+    await passwordField.waitFor({ state: 'detached' });
+    await form.getByRole('status').getByText('Saved.').waitFor();
+    assert.equal((await userRow(admin.id)).email, ADMIN_EMAIL);
   });
 
   it("passes axe-core's WCAG 2.1 AA rules on every page, and its dialogs work by keyboard", async () => {
     const { page } = ui;
-    const pages: [string, string][] = [
-      ['#/variants', 'Variants'],
-      ['#/users', 'Users'],
-      [`#/users/${bob.id}`, 'Bob Example'],
-      ['#/events', 'Audit log'],
-      ['#/webhooks', 'Webhooks'],
-      ['#/profile', 'My profile'],
+    // Each page, its heading, and the navigation link marked as the section shown.
+    const pages: [string, string, string][] = [
+      ['#/variants', 'Variants', 'Variants'],
+      ['#/users', 'Users', 'Users'],
+      [`#/users/${bob.id}`, 'Bob Example', 'Users'],
+      ['#/events', 'Audit log', 'Audit log'],
+      ['#/webhooks', 'Webhooks', 'Webhooks'],
+      ['#/profile', 'My profile', 'My profile'],
     ];
-    for (const [hash, heading] of pages) {
+    for (const [hash, heading, section] of pages) {
       await page.goto(`${ui.baseUrl}/admin/${hash}`);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      assert.deepEqual(await page.getByRole('navigation', { name: 'Main' }).locator('a[aria-current="page"]').allInnerTexts(), [section], hash);
       assert.deepEqual(await ui.accessibilityViolations(), [], hash);
     }
     await page.goto(`${ui.baseUrl}/admin/#/variants`);
@@ -317,7 +453,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
   it('tells a customer that the console is for staff', async () => {
     const { page } = ui;
     await page.getByRole('button', { name: 'Log out' }).click();
-    await ui.logIn(ann.email, 'fresh-password-42');
+    await ui.logIn(ann.email, 'forgotten-password-7');
     await page.getByRole('heading', { name: 'This console is for staff' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'Users' }).count(), 0);
     assert.deepEqual(await ui.accessibilityViolations(), [], 'the staff-only page');

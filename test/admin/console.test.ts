@@ -20,33 +20,62 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await page.getByRole('heading', { name: 'Variants' }).waitFor();
   });
 
-  it('creates a variant with its price in the major unit, and shows errors next to their fields', async () => {
+  it('creates a variant with its price in the major unit and attributes as rows, shows each error beside its field and only the latest, and counts it in the list', async () => {
     const { page } = ui;
+    const pager = page.getByRole('group', { name: 'Variants pages' });
+    await pager.getByText('0 variants', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'New variant' }).click();
     const create = page.getByRole('form', { name: 'Create variant' });
+    const errorOf = (label: string) => create.locator('.field', { has: page.getByLabel(label, { exact: true }) }).getByRole('alert');
     await create.getByLabel('Product id').fill('console-shirt');
     await create.getByLabel('SKU').fill('not a sku!');
     await create.getByLabel('Name').fill('Console shirt, M');
     await create.getByLabel('Price in USD').fill('29.999');
     await create.getByRole('button', { name: 'Create variant' }).click();
-    const priceError = create.locator('.field', { has: page.getByLabel('Price in USD') }).getByRole('alert');
-    assert.equal(await priceError.innerText(), 'USD has 2 decimal places.');
+    assert.equal(await errorOf('Price in USD').innerText(), 'USD has 2 decimal places.');
     await create.getByLabel('Price in USD').fill('29.99');
     await create.getByRole('button', { name: 'Create variant' }).click();
-    const skuError = create.locator('.field', { has: page.getByLabel('SKU') }).getByRole('alert');
-    await skuError.waitFor();
+    await errorOf('SKU').waitFor();
     await ui.shoot('validation-error');
+    // A new problem of the console's own replaces the API's earlier one rather than joining it.
+    await create.getByLabel('Price in USD').fill('29.999');
+    await create.getByRole('button', { name: 'Create variant' }).click();
+    await errorOf('Price in USD').waitFor();
+    assert.equal(await errorOf('SKU').count(), 0, "the API's SKU error is gone once it no longer describes what is sent");
+    assert.equal(await create.locator('.problem').count(), 0);
+    await create.getByLabel('Price in USD').fill('29.99');
+
     await create.getByLabel('SKU').fill('CONSOLE-SHIRT-M');
     await create.getByLabel('Stock').fill('7');
-    await create.getByLabel(/^Attributes/).fill('size=M, colour=blue');
+    // Attributes are rows of name and value: a value keeps its comma.
+    const attributes = create.getByRole('group', { name: 'Attributes' });
+    await attributes.getByLabel('Attribute 1', { exact: true }).fill('size');
+    await attributes.getByLabel('Value of attribute 1').fill('M');
+    await attributes.getByRole('button', { name: 'Add attribute' }).click();
+    await attributes.getByLabel('Attribute 2', { exact: true }).fill('material');
+    await attributes.getByLabel('Value of attribute 2').fill('cotton, polyester');
+    await attributes.getByRole('button', { name: 'Add attribute' }).click();
+    await attributes.getByLabel('Attribute 3', { exact: true }).fill('size');
+    await create.getByRole('button', { name: 'Create variant' }).click();
+    await attributes.getByRole('alert').getByText('"size" is named twice.').waitFor();
+    await attributes.getByRole('button', { name: 'Remove attribute 3' }).click();
     await create.getByRole('button', { name: 'Create variant' }).click();
     await page.getByRole('status').getByText('Created CONSOLE-SHIRT-M.').waitFor();
     const stored = await variantBySku('CONSOLE-SHIRT-M');
     assert.equal(stored.price, 2999, '29.99 dollars are 2999 cents, exactly');
     assert.equal(stored.stock, 7);
-    assert.deepEqual(stored.attributes, { size: 'M', colour: 'blue' });
-    // The panel now shows the new variant, and its price back in dollars.
+    assert.deepEqual(stored.attributes, { size: 'M', material: 'cotton, polyester' });
+    // The panel now shows the new variant, and its price back in dollars; the list counts it at once.
     assert.equal(await page.getByRole('form', { name: 'Edit variant' }).getByLabel('Price in USD').inputValue(), '29.99');
+    await pager.getByText('1 variant', { exact: true }).waitFor();
+    await page.getByRole('cell', { name: 'CONSOLE-SHIRT-M', exact: true }).waitFor();
+
+    // Removing a row in the edit form removes the attribute (a merge patch sends it as null).
+    const edit = page.getByRole('form', { name: 'Edit variant' });
+    await edit.getByRole('group', { name: 'Attributes' }).getByRole('button', { name: 'Remove attribute 2' }).click();
+    await edit.getByRole('button', { name: 'Save variant' }).click();
+    await page.getByRole('status').getByText('Saved CONSOLE-SHIRT-M.').waitFor();
+    assert.deepEqual((await variantBySku('CONSOLE-SHIRT-M')).attributes, { size: 'M' });
   });
 
   it('searches and pages the list, and keeps long SKUs and their actions inside the page at 1280px', async () => {
@@ -182,13 +211,38 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await page.getByText('21 variants').waitFor();
   });
 
-  it('turns the variants table into cards at 390px, with every action on screen', async () => {
+  it('turns the variants table into compact cards at 390px, and opens a variant as a sheet over the screen, focus in it', async () => {
     const { page } = ui;
+    // The variant the earlier tests opened is still open: at this width its sheet covers the list.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const covering = await page.locator('aside.panel').boundingBox();
+    assert.ok(covering && covering.y < 10 && covering.height >= 800, 'an open panel is a sheet at 390px');
+    await page.locator('aside.panel').getByRole('button', { name: 'Close' }).click();
     await ui.shoot('variants-390', 390, false);
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
     const open = page.getByRole('button', { name: /^Open CONSOLE-LONG/ }).first();
     const box = await open.boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= 390, 'the action is visible');
+    const card = await page.locator('table.variants tbody tr').first().boundingBox();
+    assert.ok(card && card.height < 330, `a card is compact (${card?.height} px tall)`);
+
+    // Open, far down the list: the panel covers the screen where the person is, with focus in it.
+    await open.scrollIntoViewIfNeeded();
+    const sku = (await open.getAttribute('aria-label'))!.replace(/^Open /, '');
+    await open.click();
+    const heading = page.getByRole('heading', { name: sku, exact: true });
+    await heading.waitFor();
+    const sheet = await page.locator('aside.panel').boundingBox();
+    assert.ok(sheet && sheet.y >= -1 && sheet.y < 10 && sheet.height >= 800, `the panel fills the screen (${JSON.stringify(sheet)})`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'panel-title', 'focus moves into the panel');
+    await ui.shoot('variant-panel-390', 390, false);
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'the panel does not scroll sideways');
+    assert.notEqual(await page.locator('.list-column').getAttribute('inert'), null, 'the list under the sheet is out of reach');
+    await page.keyboard.press('Escape');
+    await heading.waitFor({ state: 'detached' });
+    // Escape closes it, and focus returns to its Open button.
+    await page.waitForFunction((label) => document.activeElement?.getAttribute('aria-label') === label, `Open ${sku}`);
+    assert.equal(await page.locator('.list-column').getAttribute('inert'), null);
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 });

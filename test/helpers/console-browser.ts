@@ -59,20 +59,8 @@ export function useConsole() {
       await form.getByLabel('Password').fill(password);
       await form.getByRole('button', { name: 'Log in' }).click();
     },
-    /**
-     * The WCAG 2.1 A and AA rules axe-core finds broken on the page as it is now (labels,
-     * names, contrast, landmarks), as "rule: element" lines; none is the goal.
-     */
-    async accessibilityViolations(): Promise<string[]> {
-      // Evaluated through the DevTools protocol, so the console keeps running under the service's CSP.
-      await fixture.page.evaluate(await readFile(AXE_SCRIPT, 'utf8'));
-      const violations = await fixture.page.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-        const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-        return result.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
-      });
-      return violations;
-    },
+    /** The WCAG 2.1 A and AA violations of the fixture's page (accessibilityViolationsOf). */
+    accessibilityViolations: () => accessibilityViolationsOf(fixture.page),
     /** How far the page scrolls sideways: more than 0 hides something off-screen. */
     sidewaysOverflow: () => fixture.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
     /** The link of the newest email to `address` whose link contains `linkPath`, among those after the first `skip`. */
@@ -85,5 +73,19 @@ export function useConsole() {
       }
       throw new Error(`no mail to ${address} with ${linkPath}`);
     },
+  });
+}
+
+/**
+ * The WCAG 2.1 A and AA rules axe-core finds broken on `page` as it is now (labels, names,
+ * contrast, landmarks), as "rule: element" lines; none is the goal.
+ */
+export async function accessibilityViolationsOf(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, so the console keeps running under the service's CSP.
+  await page.evaluate(await readFile(AXE_SCRIPT, 'utf8'));
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
   });
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { client, reply, type ApiError } from '../api';
+import { client, newPasswordLength, reply, type ApiError } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
 
 /** Where the links of the password-reset and verification emails land; no session needed. */
@@ -37,9 +37,9 @@ function ResetPassword(props: { token: string }) {
     <>
       <h1>Choose a new password</h1>
       <form onSubmit={submit} aria-label="Reset password">
-        <Field label="New password (8 to 128 characters)" name="new_password" type="password" value={password} onInput={setPassword} error={error} autoComplete="new-password" required />
+        <Field label={`New password (${newPasswordLength.min} to ${newPasswordLength.max} characters)`} name="new_password" type="password" value={password} onInput={setPassword} error={error} autoComplete="new-password" required />
         <Field label="New password again" name="repeat" type="password" value={repeated} onInput={setRepeated} message={mismatch} autoComplete="new-password" required />
-        <ProblemMessage error={error}>{error?.problem.code === 'invalid_reset_token' && 'Ask for a new link: this one was used, has expired or was replaced.'}</ProblemMessage>
+        <ProblemMessage error={error} fields={['new_password']}>{error?.problem.code === 'invalid_reset_token' && 'Ask for a new link: this one was used, has expired or was replaced.'}</ProblemMessage>
         <button type="submit">Set password</button>
       </form>
     </>

@@ -1,5 +1,6 @@
 import { signOut, type User } from '../api';
 import { displayName } from '../components';
+import { OwnAccount } from './own-account';
 
 /** Customers can sign in to the API, but the console has nothing for them. */
 export function StaffOnlyPage(props: { me: User }) {
@@ -13,6 +14,7 @@ export function StaffOnlyPage(props: { me: User }) {
       <button type="button" onClick={() => void signOut()}>
         Log out
       </button>
+      <OwnAccount />
     </main>
   );
 }

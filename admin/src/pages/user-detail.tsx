@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { client, reply, type ApiError, type Session, type User } from '../api';
+import { ApiError, client, reply, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
 import { DataTable } from '../data-table';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, usePages } from '../pages-list';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
+import { UserPrivacy } from './user-privacy';
 
 /**
  * One user's page. main.tsx keys it by the user's id, so moving to another user starts from
@@ -104,6 +105,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
       {isAdmin && <AccessForm user={user} onChanged={setUser} ask={confirmation.ask} />}
       {isAdmin && <BalanceForm user={user} onChanged={setUser} ask={confirmation.ask} />}
       {isAdmin && <Sessions user={user} ask={confirmation.ask} />}
+      {isAdmin && <UserPrivacy user={user} ask={confirmation.ask} />}
       {(isAdmin || props.me.id === user.id) && <Ledger user={user} />}
     </section>
   );
@@ -164,6 +166,23 @@ function AccessForm(props: { user: User; onChanged: (user: User) => void; ask: A
   );
 }
 
+/**
+ * The API says the balance in minor units ("The balance is 1250"): the console says it as money,
+ * read afresh, since the balance may have moved since the page was loaded.
+ */
+async function overdrawn(refusal: ApiError, user: User, debit: number, onChanged: (user: User) => void): Promise<ApiError> {
+  const fresh = (await reply(client.GET('/api/users/{id}', { params: { path: { id: user.id } } })).catch(() => undefined))?.body;
+  if (fresh) onChanged(fresh);
+  const balance = (fresh ?? user).balance;
+  const shown = (minorUnits: number) => formatMoney(minorUnits, user.currency);
+  // The balance may have grown since the refusal: then say so rather than something now untrue.
+  const detail =
+    balance + debit >= 0
+      ? `The balance changed meanwhile and is now ${shown(balance)}: try the debit of ${shown(-debit)} again.`
+      : `The balance is ${shown(balance)}: a debit of ${shown(-debit)} would take it below zero.`;
+  return new ApiError({ ...refusal.problem, detail });
+}
+
 /** A credit or debit typed in the currency's major unit, confirmed, sent once (one Idempotency-Key per intended change). */
 function BalanceForm(props: { user: User; onChanged: (user: User) => void; ask: Ask }) {
   const { user } = props;
@@ -195,7 +214,9 @@ function BalanceForm(props: { user: User; onChanged: (user: User) => void; ask: 
       run: async () => {
         const { body: changed } = await reply(
           client.PUT('/api/users/{id}/balance', { params: { path: { id: user.id }, header: { 'idempotency-key': idempotencyKey } }, body: { delta, reason } }),
-        );
+        ).catch(async (caught: unknown) => {
+          throw caught instanceof ApiError && caught.problem.code === 'insufficient_funds' ? await overdrawn(caught, user, delta, props.onChanged) : caught;
+        });
         props.onChanged(changed);
         setAmount('');
         setReason('');

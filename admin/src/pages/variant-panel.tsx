@@ -3,6 +3,7 @@ import { client, entityTag, reply, type ApiError, type Variant } from '../api';
 import type { operations } from '../../../client/api-types';
 import type { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError, formatTime } from '../components';
+import { AttributeRows, attributeRows, attributesOf, type AttributeRow } from '../attribute-rows';
 import { DataTable } from '../data-table';
 import { parseAmount, toMajorUnits } from '../money';
 import { Pager, usePages } from '../pages-list';
@@ -16,10 +17,10 @@ interface Draft {
   name: string;
   price: string;
   stock: string;
-  attributes: string;
+  attributes: AttributeRow[];
 }
 
-const emptyDraft: Draft = { product_id: '', sku: '', name: '', price: '', stock: '0', attributes: '' };
+const emptyDraft: Draft = { product_id: '', sku: '', name: '', price: '', stock: '0', attributes: [{ key: '', value: '' }] };
 
 const toDraft = (variant: Variant): Draft => ({
   product_id: variant.product_id,
@@ -27,41 +28,50 @@ const toDraft = (variant: Variant): Draft => ({
   name: variant.name,
   price: toMajorUnits(variant.price, variant.currency),
   stock: String(variant.stock),
-  attributes: Object.entries(variant.attributes).map(([key, value]) => `${key}=${value}`).join(', '),
+  attributes: attributeRows(variant.attributes),
 });
 
-/** The body the API takes, or the console's own message for a price it cannot read. */
 type VariantBody = operations['createVariant']['requestBody']['content']['application/json'];
+type VariantPatch = operations['patchVariant']['requestBody']['content']['application/json'];
 
-function toBody(draft: Draft, currency: string, withStock: boolean): { body: VariantBody } | { priceProblem: string } {
+/** What the console itself finds wrong in a draft before sending it, by field. */
+interface LocalProblems {
+  price?: string;
+  attributes?: string;
+}
+
+/** The body the API takes, or the console's own messages for a price or attributes it cannot read. */
+function toBody(draft: Draft, currency: string, withStock: boolean): { body: VariantBody } | { problems: LocalProblems } {
   const price = parseAmount(draft.price, currency);
-  if (!price.ok) return { priceProblem: price.message };
-  const attributes = Object.fromEntries(
-    draft.attributes
-      .split(',')
-      .map((pair) => pair.trim())
-      .filter(Boolean)
-      .map((pair) => {
-        const [key = '', ...value] = pair.split('=');
-        return [key.trim(), value.join('=').trim()];
-      }),
-  );
-  const body: VariantBody = { product_id: draft.product_id, sku: draft.sku, name: draft.name, price: price.minorUnits, attributes };
+  const attributes = attributesOf(draft.attributes);
+  if (!price.ok || 'problem' in attributes) {
+    return { problems: { ...(!price.ok ? { price: price.message } : {}), ...('problem' in attributes ? { attributes: attributes.problem } : {}) } };
+  }
+  const body: VariantBody = { product_id: draft.product_id, sku: draft.sku, name: draft.name, price: price.minorUnits, attributes: attributes.attributes };
   // Anything but digits goes as typed, for the API to judge and name the field (hence the cast).
   if (withStock) body.stock = /^\d+$/.test(draft.stock.trim()) ? Number(draft.stock) : (draft.stock as unknown as number);
   return { body };
 }
 
-function VariantFields(props: { draft: Draft; onChange: (draft: Draft) => void; error: ApiError | undefined; priceProblem: string | undefined; currency: string; withStock: boolean }) {
-  const set = (field: keyof Draft) => (value: string) => props.onChange({ ...props.draft, [field]: value });
+/** A merge patch from a full body: an attribute the variant had and the rows no longer name is removed (null). */
+function toPatch(body: VariantBody, before: Variant): VariantPatch {
+  const removed = Object.keys(before.attributes).filter((key) => !Object.hasOwn(body.attributes ?? {}, key));
+  return { ...body, attributes: { ...body.attributes, ...Object.fromEntries(removed.map((key) => [key, null])) } };
+}
+
+/** The body's fields the variant form shows beside their inputs. */
+const VARIANT_FIELDS = ['product_id', 'sku', 'name', 'price', 'stock', 'attributes'];
+
+function VariantFields(props: { draft: Draft; onChange: (draft: Draft) => void; error: ApiError | undefined; problems: LocalProblems; currency: string; withStock: boolean }) {
+  const set = (field: Exclude<keyof Draft, 'attributes'>) => (value: string) => props.onChange({ ...props.draft, [field]: value });
   return (
     <>
       <Field label="Product id" name="product_id" value={props.draft.product_id} onInput={set('product_id')} error={props.error} required />
       <Field label="SKU" name="sku" value={props.draft.sku} onInput={set('sku')} error={props.error} required />
       <Field label="Name" name="name" value={props.draft.name} onInput={set('name')} error={props.error} required />
-      <Field label={`Price in ${props.currency}`} name="price" value={props.draft.price} onInput={set('price')} error={props.error} message={props.priceProblem} inputMode="decimal" required />
+      <Field label={`Price in ${props.currency}`} name="price" value={props.draft.price} onInput={set('price')} error={props.error} message={props.problems.price} inputMode="decimal" required />
       {props.withStock && <Field label="Stock" name="stock" value={props.draft.stock} onInput={set('stock')} error={props.error} inputMode="numeric" />}
-      <Field label="Attributes (key=value, comma-separated)" name="attributes" value={props.draft.attributes} onInput={set('attributes')} error={props.error} />
+      <AttributeRows rows={props.draft.attributes} onChange={(attributes) => props.onChange({ ...props.draft, attributes })} error={props.error} message={props.problems.attributes} />
     </>
   );
 }
@@ -78,10 +88,12 @@ export function VariantPanel(props: {
   onDeleted: (variant: Variant) => void;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
-  // Focus moves into the panel when it opens, so keyboard users land on what they opened.
-  useEffect(() => heading.current?.focus(), []);
+  // Escape closes the panel, and focus goes back to what opened it (the row's Open button, New variant).
+  const opener = useRef(document.activeElement as HTMLElement | null);
+  // After this render's changes are in: until then the list (holding the opener) may still be inert.
+  useEffect(() => () => void setTimeout(() => opener.current?.isConnected && opener.current.focus()), []);
   return (
-    <aside class="panel card" aria-labelledby="panel-title">
+    <aside class="panel card" aria-labelledby="panel-title" onKeyDown={(event) => event.key === 'Escape' && props.onClose()}>
       {props.target.kind === 'new' ? (
         <NewVariant {...props} heading={heading} />
       ) : (
@@ -94,6 +106,9 @@ export function VariantPanel(props: {
 type PanelProps = Parameters<typeof VariantPanel>[0] & { heading: { current: HTMLHeadingElement | null } };
 
 function PanelTitle(props: { heading: PanelProps['heading']; text: string; onClose: () => void }) {
+  // Focus moves into the panel once its title is shown (after the variant has loaded), so keyboard
+  // and screen-reader users, and on narrow screens everyone, land on what they opened.
+  useEffect(() => props.heading.current?.focus(), []);
   return (
     <div class="title-row">
       <h2 id="panel-title" tabIndex={-1} ref={props.heading} class="sku">
@@ -109,12 +124,14 @@ function PanelTitle(props: { heading: PanelProps['heading']; text: string; onClo
 function NewVariant(props: PanelProps) {
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [error, setError] = useState<ApiError>();
-  const [priceProblem, setPriceProblem] = useState<string>();
+  const [problems, setProblems] = useState<LocalProblems>({});
   const create = async (event: Event) => {
     event.preventDefault();
     const built = toBody(draft, props.currency, true);
-    setPriceProblem('priceProblem' in built ? built.priceProblem : undefined);
-    if ('priceProblem' in built) return;
+    setProblems('problems' in built ? built.problems : {});
+    // The API's earlier answer no longer describes what is typed: drop it rather than show it beside the new problem.
+    setError(undefined);
+    if ('problems' in built) return;
     try {
       props.onCreated((await reply(client.POST('/api/variants', { body: built.body }))).body);
     } catch (caught) {
@@ -125,8 +142,8 @@ function NewVariant(props: PanelProps) {
     <>
       <PanelTitle heading={props.heading} text="New variant" onClose={props.onClose} />
       <form onSubmit={create} aria-label="Create variant">
-        <VariantFields draft={draft} onChange={setDraft} error={error} priceProblem={priceProblem} currency={props.currency} withStock />
-        <ProblemMessage error={error} />
+        <VariantFields draft={draft} onChange={setDraft} error={error} problems={problems} currency={props.currency} withStock />
+        <ProblemMessage error={error} fields={VARIANT_FIELDS} />
         <div class="actions">
           <button type="button" class="secondary" onClick={props.onClose}>
             Cancel
@@ -143,7 +160,7 @@ function ExistingVariant(props: PanelProps & { id: string }) {
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [error, setError] = useState<ApiError>();
   const [loadError, setLoadError] = useState<ApiError>();
-  const [priceProblem, setPriceProblem] = useState<string>();
+  const [problems, setProblems] = useState<LocalProblems>({});
   const [saved, setSaved] = useState<string>();
 
   const show = (fresh: Variant) => {
@@ -155,7 +172,7 @@ function ExistingVariant(props: PanelProps & { id: string }) {
     try {
       show((await reply(client.GET('/api/variants/{id}', { params: { path: { id: props.id } } }))).body);
       setError(undefined);
-      setPriceProblem(undefined);
+      setProblems({});
     } catch (caught) {
       setLoadError(asApiError(caught));
     }
@@ -166,10 +183,13 @@ function ExistingVariant(props: PanelProps & { id: string }) {
     event.preventDefault();
     if (!variant) return;
     const built = toBody(draft, variant.currency, false);
-    setPriceProblem('priceProblem' in built ? built.priceProblem : undefined);
-    if ('priceProblem' in built) return;
+    setProblems('problems' in built ? built.problems : {});
+    setError(undefined);
+    setSaved(undefined);
+    if ('problems' in built) return;
     try {
-      const { body: saved } = await reply(client.PATCH('/api/variants/{id}', { params: { path: { id: variant.id }, header: { 'if-match': entityTag(variant) } }, body: built.body }));
+      const params = { path: { id: variant.id }, header: { 'if-match': entityTag(variant) } };
+      const { body: saved } = await reply(client.PATCH('/api/variants/{id}', { params, body: toPatch(built.body, variant) }));
       show(saved);
       setError(undefined);
       setSaved(`Saved ${saved.sku}.`);
@@ -193,8 +213,15 @@ function ExistingVariant(props: PanelProps & { id: string }) {
       },
     });
 
-  if (loadError) return <ProblemMessage error={loadError} />;
-  if (!variant) return <p class="loading">Loading…</p>;
+  // Whatever happens to the load, the panel keeps its title and Close (on a narrow screen it covers the page).
+  if (loadError || !variant) {
+    return (
+      <>
+        <PanelTitle heading={props.heading} text={loadError ? 'Variant not shown' : 'Loading…'} onClose={props.onClose} />
+        <ProblemMessage error={loadError} />
+      </>
+    );
+  }
   return (
     <>
       <PanelTitle heading={props.heading} text={variant.sku} onClose={props.onClose} />
@@ -204,8 +231,8 @@ function ExistingVariant(props: PanelProps & { id: string }) {
         </p>
       )}
       <form onSubmit={save} aria-label="Edit variant">
-        <VariantFields draft={draft} onChange={setDraft} error={error} priceProblem={priceProblem} currency={variant.currency} withStock={false} />
-        <ProblemMessage error={error}>
+        <VariantFields draft={draft} onChange={setDraft} error={error} problems={problems} currency={variant.currency} withStock={false} />
+        <ProblemMessage error={error} fields={VARIANT_FIELDS}>
           {error?.problem.code === 'precondition_failed' && (
             <>
               Someone else changed this variant.{' '}
@@ -275,7 +302,7 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
         <Field label="Units to add (negative to remove)" name="delta" value={delta} onInput={setDelta} error={error} inputMode="numeric" required />
         <Field label="Reason" name="reason" value={reason} onInput={setReason} error={error} required />
         <Field label="Reference (optional)" name="reference" value={reference} onInput={setReference} error={error} />
-        <ProblemMessage error={error} />
+        <ProblemMessage error={error} fields={['delta', 'reason', 'reference']} />
         <ResultLine text={done} />
         <button type="submit">Adjust stock</button>
       </form>

@@ -4,6 +4,7 @@ import type { operations } from '../../../client/api-types';
 import { useConfirmation } from '../confirmation';
 import { Field } from '../components';
 import { DataTable } from '../data-table';
+import { useMediaQuery } from '../media-query';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, plural, usePages } from '../pages-list';
 import { VariantPanel, type PanelTarget } from './variant-panel';
@@ -31,6 +32,7 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [panel, setPanel] = useState<PanelTarget>();
   const confirmation = useConfirmation();
+  const panelCoversList = useMediaQuery('(max-width: 900px)');
 
   const search = (event: Event) => {
     event.preventDefault();
@@ -51,7 +53,10 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
 
   return (
     <section aria-labelledby="variants-title" class={panel ? 'with-panel' : undefined}>
-      <div class="list-column">
+      {/* A modal dialog is in the top layer, out of the grid; outside the list, which may be inert. */}
+      {confirmation.dialog}
+      {/* Below 900px the panel is a sheet over the list (styles.css): the list is out of reach, for keyboards and screen readers too. */}
+      <div class="list-column" inert={panel !== undefined && panelCoversList}>
         <div class="title-row">
           <h1 id="variants-title">Variants</h1>
           <button type="button" onClick={() => setPanel({ kind: 'new' })}>
@@ -59,7 +64,6 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
           </button>
         </div>
         {confirmation.result}
-        {confirmation.dialog}
         <form class="filters" onSubmit={search} role="search" aria-label="Find variants">
           <label>
             SKU or name <input name="q" type="search" value={q} onInput={(event) => setQ((event.target as HTMLInputElement).value)} />

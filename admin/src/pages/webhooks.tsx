@@ -1,14 +1,19 @@
 import { useState } from 'preact/hooks';
-import { client, entityTag, reply, type ApiError, type Delivery, type Webhook } from '../api';
+import { client, entityTag, reply, type Webhook } from '../api';
 import { useConfirmation } from '../confirmation';
-import { Field, ProblemMessage, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
 import { Pager, usePages } from '../pages-list';
+import { Deliveries } from './webhook-deliveries';
+import { EditWebhook, NewWebhook } from './webhook-form';
 
 export function WebhooksPage() {
   const pages = usePages('webhooks', (paging) => client.GET('/api/webhooks', { params: { query: paging } }));
   const confirmation = useConfirmation();
+  // The webhook whose deliveries are shown, and a count of pings sent to it, which reloads them.
   const [open, setOpen] = useState<string>();
+  const [pings, setPings] = useState(0);
+  const [editing, setEditing] = useState<Webhook>();
+  const replaceRow = (changed: Webhook) => pages.replace((rows) => rows.map((row) => (row.id === changed.id ? changed : row)));
 
   const toggle = (webhook: Webhook) =>
     confirmation.ask({
@@ -20,7 +25,7 @@ export function WebhooksPage() {
       run: async () => {
         const body = { url: webhook.url, events: webhook.events, description: webhook.description ?? undefined, enabled: !webhook.enabled };
         const { body: changed } = await reply(client.PUT('/api/webhooks/{id}', { params: { path: { id: webhook.id }, header: { 'if-match': entityTag(webhook) } }, body }));
-        pages.replace((rows) => rows.map((row) => (row.id === webhook.id ? changed : row)));
+        replaceRow(changed);
         return `${changed.enabled ? 'Enabled' : 'Disabled'} the webhook to ${webhook.url}.`;
       },
     });
@@ -38,12 +43,44 @@ export function WebhooksPage() {
       },
     });
 
+  const ping = (webhook: Webhook) =>
+    confirmation.ask({
+      title: `Send a ping to ${webhook.url}`,
+      message: <p>A webhook.ping event goes to this webhook alone, whatever it subscribes to; its delivery shows below.</p>,
+      confirmLabel: 'Send ping',
+      reason: 'none',
+      run: async () => {
+        await reply(client.POST('/api/webhooks/{id}/ping', { params: { path: { id: webhook.id } } }));
+        setOpen(webhook.id);
+        setPings((count) => count + 1);
+        return `A ping is on its way to ${webhook.url}.`;
+      },
+    });
+
+  const shown = pages.page?.items.find((webhook) => webhook.id === open);
   return (
     <section aria-labelledby="webhooks-title">
       <h1 id="webhooks-title">Webhooks</h1>
       {confirmation.result}
       {confirmation.dialog}
-      <NewWebhook onCreated={() => void pages.restart()} />
+      {editing ? (
+        <EditWebhook
+          key={`${editing.id} ${editing.version}`}
+          webhook={editing}
+          onCancel={() => setEditing(undefined)}
+          onStale={(fresh) => {
+            replaceRow(fresh);
+            setEditing(fresh);
+          }}
+          onSaved={(saved) => {
+            replaceRow(saved);
+            setEditing(undefined);
+            confirmation.announce(`Saved the webhook to ${saved.url}.`);
+          }}
+        />
+      ) : (
+        <NewWebhook onCreated={() => void pages.restart()} />
+      )}
       <DataTable
         items={pages.page?.items ?? []}
         columns={[
@@ -58,6 +95,12 @@ export function WebhooksPage() {
                 <button type="button" class="secondary" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? undefined : webhook.id)}>
                   Deliveries
                 </button>
+                <button type="button" class="secondary" onClick={() => setEditing(webhook)}>
+                  Edit
+                </button>
+                <button type="button" class="secondary" onClick={() => ping(webhook)} disabled={!webhook.enabled} title={webhook.enabled ? undefined : 'A disabled webhook gets no events'}>
+                  Ping…
+                </button>
                 <button type="button" class="secondary" onClick={() => toggle(webhook)}>
                   {webhook.enabled ? 'Disable…' : 'Enable…'}
                 </button>
@@ -71,89 +114,8 @@ export function WebhooksPage() {
       />
       {pages.page?.items.length === 0 && <p>No webhooks yet.</p>}
       <Pager pages={pages} noun="webhook" label="Webhooks" />
-      {open && <Deliveries key={open} webhookId={open} />}
+      {shown && <Deliveries key={shown.id} webhook={shown} shown={pings} />}
     </section>
   );
 }
 
-/** Creation shows the signing secret once, with a copy button: the API never shows it again. */
-function NewWebhook(props: { onCreated: () => void }) {
-  const [url, setUrl] = useState('');
-  const [events, setEvents] = useState('*');
-  const [description, setDescription] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [secret, setSecret] = useState<string>();
-  const [copied, setCopied] = useState(false);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    const body = {
-      url,
-      // Typed as the service's event types: an unknown one is the service's 400, shown by the field.
-      events: events.split(',').map((type) => type.trim()).filter(Boolean) as Webhook['events'],
-      ...(description.trim() ? { description } : {}),
-    };
-    try {
-      const { body: created } = await reply(client.POST('/api/webhooks', { body }));
-      setSecret(created.secret);
-      setCopied(false);
-      setError(undefined);
-      setUrl('');
-      setDescription('');
-      props.onCreated();
-    } catch (caught) {
-      setError(asApiError(caught));
-    }
-  };
-  return (
-    <form class="card" onSubmit={create} aria-label="Create webhook">
-      <h2>New webhook</h2>
-      <Field label="URL" name="url" value={url} onInput={setUrl} error={error} type="url" required />
-      <Field label="Events (comma-separated types, or * for all)" name="events" value={events} onInput={setEvents} error={error} required />
-      <Field label="Description (optional)" name="description" value={description} onInput={setDescription} error={error} />
-      <ProblemMessage error={error} />
-      <button type="submit">Create webhook</button>
-      {secret && (
-        <div class="secret" role="status">
-          <p>Signing secret, shown only now: store it with the receiver.</p>
-          <code data-testid="webhook-secret">{secret}</code>{' '}
-          <button
-            type="button"
-            class="secondary"
-            onClick={() =>
-              void navigator.clipboard
-                .writeText(secret)
-                .then(() => setCopied(true))
-                .catch(() => setCopied(false))
-            }
-          >
-            Copy secret
-          </button>
-          {copied && <span> Copied.</span>}
-        </div>
-      )}
-    </form>
-  );
-}
-
-function Deliveries(props: { webhookId: string }) {
-  const pages = usePages(props.webhookId, (paging) => client.GET('/api/webhooks/{id}/deliveries', { params: { path: { id: props.webhookId }, query: paging } }));
-  return (
-    <section aria-labelledby="deliveries-title" class="card">
-      <h2 id="deliveries-title">Deliveries</h2>
-      <DataTable
-        compact
-        items={pages.page?.items ?? []}
-        columns={[
-          { label: 'Event', cell: (delivery) => delivery.event_type },
-          { label: 'Status', cell: (delivery) => delivery.status },
-          { label: 'Attempts', numeric: true, cell: (delivery) => delivery.attempts },
-          { label: 'Last answer', cell: (delivery) => delivery.last_error ?? delivery.last_status_code ?? '—' },
-          { label: 'Next attempt', cell: (delivery) => formatTime(delivery.next_attempt_at) },
-          { label: 'Created', cell: (delivery) => formatTime(delivery.created_at) },
-        ]}
-      />
-      {pages.page?.items.length === 0 && <p>No deliveries yet.</p>}
-      <Pager pages={pages} noun="delivery" nouns="deliveries" label="Deliveries" />
-    </section>
-  );
-}
