@@ -6,6 +6,7 @@ import { toAppError } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
 import { requestLoggerFactory } from './request-logger.js';
 import { traceFields } from '../tracing.js';
+import { buildSerializerCompiler } from './response-serializers.js';
 import { buildValidatorCompiler } from './validation.js';
 
 const BODY_LIMIT = 64 * 1024;
@@ -83,7 +84,7 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // A hop count trusts that many proxies nearest the service (Fastify's own reading of a number).
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     // Fastify types this factory after Ajv's pool compiler; it is called with each route part's schema and httpPart.
-    schemaController: { compilersFactory: { buildValidator: buildValidatorCompiler as never } },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorCompiler as never, buildSerializer: buildSerializerCompiler as never } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Errors Fastify raises before routing (a malformed percent-encoding in the path).
     frameworkErrors: (error, request, reply) => {
