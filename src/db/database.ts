@@ -20,6 +20,12 @@ export interface DatabaseOptions {
   onStatement?: (sql: string) => void;
   /** Every statement a span (tracing on: src/tracing.ts). */
   traced?: boolean;
+  /**
+   * PGlite in memory only: start from this image of a data directory (`dumpDataDir`) instead of
+   * an empty cluster. Tests start each database from one image of the migrated schema, which
+   * takes a fifth of the time an empty cluster does.
+   */
+  image?: Blob;
 }
 
 export interface PoolStats {
@@ -48,7 +54,7 @@ const parseInt8 = (value: string) => Number(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) : undefined;
-  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir));
+  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir, options.image));
   const dialect = options.traced ? new TracedDialect(plain) : plain;
   const onStatement = options.onStatement;
   const db = new Kysely<Database>({ dialect, ...(onStatement ? { log: (event) => onStatement(event.query.sql) } : {}) });
@@ -127,9 +133,9 @@ function createPool(connectionString: string, max: number, statementTimeoutMs: n
   return pool;
 }
 
-async function createPGlite(dataDir: string): Promise<PGlite> {
+async function createPGlite(dataDir: string, image?: Blob): Promise<PGlite> {
   if (dataDir === 'memory://') {
-    const pglite = new PGlite();
+    const pglite = new PGlite(image ? { loadDataDir: image } : {});
     await pglite.waitReady;
     return pglite;
   }

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import type { Tracing } from '../../src/tracing.js';
+import { migratedPGliteImage } from './pglite-image.js';
 import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
 
 export const ADMIN_EMAIL = 'root-admin@example.com';
@@ -48,7 +49,8 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
 }
 
 export async function openTestDatabase(databaseUrl: string | undefined, statementTimeoutMs?: number, onStatement?: (sql: string) => void, traced = false): Promise<DatabaseHandle> {
-  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, traced, ...(statementTimeoutMs ? { statementTimeoutMs } : {}), ...(onStatement ? { onStatement } : {}) });
+  const image = databaseUrl ? undefined : await migratedPGliteImage();
+  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, traced, image, ...(statementTimeoutMs ? { statementTimeoutMs } : {}), ...(onStatement ? { onStatement } : {}) });
 }
 
 /**
