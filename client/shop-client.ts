@@ -22,6 +22,13 @@ export interface ShopClientOptions {
    * with a token refreshed since is sent again without another.
    */
   refresh?: () => Promise<boolean>;
+  /**
+   * Called when a request is answered 403 `step_up_required` (a sensitive action, and the
+   * session's second factor not verified lately): return true once the caller has verified it
+   * (`POST /api/auth/mfa/verify`), and the request is sent again, once, unchanged. Requests
+   * answered so at the same time share one call.
+   */
+  stepUp?: () => Promise<boolean>;
   fetch?: typeof globalThis.fetch;
 }
 
@@ -67,13 +74,8 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
   const client = createClient<paths>({ baseUrl: options.baseUrl, headers: { accept: 'application/json' }, fetch: send });
   // The body of a sent request cannot be read again, so each one is kept, with the token it carried, until its reply is in.
   const pending = new Map<string, { request: Request; token: string }>();
-  let refreshing: Promise<boolean> | undefined;
-  const refreshOnce = (refresh: () => Promise<boolean>) => {
-    refreshing ??= refresh().finally(() => {
-      refreshing = undefined;
-    });
-    return refreshing;
-  };
+  const refreshOnce = sharedWhileRunning();
+  const stepUpOnce = sharedWhileRunning();
   const withToken = (request: Request) => {
     const token = options.accessToken?.();
     if (token) request.headers.set('authorization', `Bearer ${token}`);
@@ -84,13 +86,17 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
       const token = options.accessToken?.();
       if (!token) return request;
       request.headers.set('authorization', `Bearer ${token}`);
-      if (options.refresh) pending.set(id, { request: request.clone(), token });
+      if (options.refresh || options.stepUp) pending.set(id, { request: request.clone(), token });
       return request;
     },
     async onResponse({ response, id }) {
       const sent = pending.get(id);
       pending.delete(id);
-      if (response.status !== 401 || !sent || !options.refresh) return undefined;
+      if (!sent) return undefined;
+      if (response.status === 403 && options.stepUp && (await problemCode(response)) === 'step_up_required') {
+        return (await stepUpOnce(options.stepUp)) ? send(withToken(sent.request)) : undefined;
+      }
+      if (response.status !== 401 || !options.refresh) return undefined;
       // Only a refused access token is worth a refresh: a wrong password or a spent refresh token is also 401.
       if ((await problemCode(response)) !== 'invalid_token') return undefined;
       // A request sent before another one's refresh goes again with the new token, without a refresh of its own.
@@ -104,6 +110,17 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
   };
   client.use(authorization);
   return client;
+}
+
+/** A call made once for all who ask while it runs (one refresh, one step-up dialog). */
+function sharedWhileRunning() {
+  let running: Promise<boolean> | undefined;
+  return (call: () => Promise<boolean>) => {
+    running ??= call().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
 }
 
 async function problemCode(response: Response): Promise<string | undefined> {

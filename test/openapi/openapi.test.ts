@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { createVariant, reprice, searchVariants } from '../../client/example.js';
 import { createShopClient, ProblemError, reply } from '../../client/shop-client.js';
 import { clientLimitsFor, clientTypesFor, currentOpenApiDocument } from '../helpers/openapi-document.js';
-import { buildTestApp, loginAdmin, type TestApp } from '../helpers/test-app.js';
+import { buildTestApp, createUser, login, loginAdmin, type TestApp } from '../helpers/test-app.js';
+import { enrolTotp } from '../mfa/mfa-helpers.js';
 
 type Operation = {
   operationId?: string;
@@ -150,5 +151,34 @@ describe('the OpenAPI description', () => {
       (error: unknown) => error instanceof ProblemError && error.problem.code === 'invalid_credentials',
     );
     assert.equal(refreshes, 1, 'a wrong password is not an expired token');
+  });
+
+  it('sends a sensitive request again once, after one step-up shared by the requests that asked for it', async () => {
+    // The factor is added in another session: this one started before it, so its second factor is not verified.
+    const admin = await createUser(testApp.app, { role: 'admin' });
+    const { device } = await enrolTotp(testApp.app, await login(testApp.app, admin.email, admin.password));
+    const customer = await createUser(testApp.app);
+    const baseUrl = await listening();
+    const credit = (client: ReturnType<typeof createShopClient>, delta: number) =>
+      reply(client.PUT('/api/users/{id}/balance', { params: { path: { id: customer.id } }, body: { delta, reason: 'Goodwill' } }));
+
+    const declining = createShopClient({ baseUrl, accessToken: () => admin.accessToken, stepUp: async () => false });
+    await assert.rejects(credit(declining, 1), (error: unknown) => error instanceof ProblemError && error.problem.code === 'step_up_required');
+
+    let stepUps = 0;
+    const client = createShopClient({
+      baseUrl,
+      accessToken: () => admin.accessToken,
+      // Slow, as a person typing a code is: the other refused request arrives while it runs.
+      stepUp: async () => {
+        stepUps += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await reply(client.POST('/api/auth/mfa/verify', { body: { code: device.next() } }));
+        return true;
+      },
+    });
+    const replies = await Promise.all([credit(client, 100), credit(client, 250)]);
+    assert.deepEqual(replies.map(({ body }) => body.balance).sort((a, b) => a - b), [100, 350], 'each change applied once, with its body intact');
+    assert.equal(stepUps, 1, 'two refused requests, one step-up');
   });
 });
