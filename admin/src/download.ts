@@ -4,7 +4,17 @@
  */
 export async function saveReply(response: Response, fallbackName: string): Promise<string> {
   const filename = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
-  const url = URL.createObjectURL(await response.blob());
+  saveBlob(await response.blob(), filename);
+  return filename;
+}
+
+/** Saves text the console holds (recovery codes) as a file. */
+export function saveText(text: string, filename: string): void {
+  saveBlob(new Blob([text], { type: 'text/plain' }), filename);
+}
+
+function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
   try {
     const link = Object.assign(document.createElement('a'), { href: url, download: filename });
     document.body.append(link);
@@ -14,5 +24,4 @@ export async function saveReply(response: Response, fallbackName: string): Promi
     // The click has started the download; the URL is no longer needed once this task ends.
     setTimeout(() => URL.revokeObjectURL(url), 0);
   }
-  return filename;
 }

@@ -12,6 +12,7 @@ import { UserDetailPage } from './pages/user-detail';
 import { UsersPage } from './pages/users';
 import { VariantsPage } from './pages/variants';
 import { WebhooksPage } from './pages/webhooks';
+import { StepUpHost } from './step-up';
 import './styles.css';
 
 interface Route {
@@ -34,7 +35,7 @@ function useRoute(): Route {
   return route;
 }
 
-function App() {
+function Screen() {
   const [signedIn, setSignedIn] = useState(isSignedIn());
   const [me, setMe] = useState<User>();
   const route = useRoute();
@@ -119,6 +120,16 @@ function NavLink(props: { path: string; current: string; children: string }) {
     <a href={`#${props.path}`} aria-current={props.path === props.current ? 'page' : undefined}>
       {props.children}
     </a>
+  );
+}
+
+/** The screen, and the step-up dialog any sensitive action may open above it. */
+function App() {
+  return (
+    <>
+      <Screen />
+      <StepUpHost />
+    </>
   );
 }
 

@@ -20,13 +20,14 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : path.j
  * The built console served by a real app (with a real SMTP server for its emails, and the
  * links in them pointing at it) in Debian's Chromium: one browser page for a describe block.
  */
-export function useConsole() {
+export function useConsole(options: { host?: 'localhost' } = {}) {
   const fixture = {} as { testApp: TestApp; browser: Browser; page: Page; baseUrl: string; smtp: SmtpCatcher };
   before(async () => {
     fixture.smtp = new SmtpCatcher();
     const smtpUrl = await fixture.smtp.start();
     const port = Number(await freePort());
-    fixture.baseUrl = `http://127.0.0.1:${port}`;
+    // Passkeys need a domain for their relying party id (an IP address is refused): those tests browse to localhost.
+    fixture.baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}`;
     fixture.testApp = await buildTestApp({ environment: { SMTP_URL: smtpUrl, PUBLIC_URL: fixture.baseUrl, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
     await fixture.testApp.app.listen({ port, host: '127.0.0.1' });
     fixture.browser = await chromium.launch({

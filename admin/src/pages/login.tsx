@@ -1,12 +1,15 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client, reply, signIn, type ApiError } from '../api';
+import { client, finishSignIn, passkeyOptions, reply, signIn, type ApiError, type SecondFactorMethod } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
+import { SecondFactorForm } from '../second-factor-form';
 
 export function LoginPage(props: { onSignedIn: () => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<ApiError>();
   const [forgotten, setForgotten] = useState(false);
+  // After the password, for an account with a second factor (403 mfa_required): what it may answer with.
+  const [secondStep, setSecondStep] = useState<{ mfaToken: string; methods: SecondFactorMethod[] }>();
   // Back from the reset form, focus returns to the login form's first field rather than to nowhere.
   const form = useRef<HTMLFormElement>(null);
   const cameBack = useRef(false);
@@ -17,9 +20,12 @@ export function LoginPage(props: { onSignedIn: () => void }) {
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      await signIn(email, password);
+      const needed = await signIn(email, password);
       setError(undefined);
-      props.onSignedIn();
+      if (needed) {
+        setPassword('');
+        setSecondStep(needed);
+      } else props.onSignedIn();
     } catch (caught) {
       setError(asApiError(caught));
     }
@@ -27,7 +33,24 @@ export function LoginPage(props: { onSignedIn: () => void }) {
   return (
     <main class="login">
       <h1>Shop admin console</h1>
-      {forgotten ? (
+      {secondStep ? (
+        <>
+          <h2>Second factor</h2>
+          <p>Your account is protected by a second factor: prove it is you.</p>
+          <SecondFactorForm
+            label="Second factor"
+            methods={secondStep.methods}
+            passkeyOptions={() => passkeyOptions(secondStep.mfaToken)}
+            submit={async (proof) => {
+              await finishSignIn(secondStep.mfaToken, proof);
+              props.onSignedIn();
+            }}
+            submitLabel="Verify and log in"
+            onCancel={() => setSecondStep(undefined)}
+            cancelLabel="Back to log in"
+          />
+        </>
+      ) : forgotten ? (
         <ForgottenPassword email={email} onBack={() => setForgotten(false)} />
       ) : (
         <form onSubmit={submit} aria-label="Log in" ref={form}>

@@ -4,6 +4,7 @@ import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, asApiError } from '../components';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
 import { OwnAccount } from './own-account';
+import { SecondFactors } from './second-factors';
 
 export function ProfilePage(props: { me: User; onChanged: (user: User) => void }) {
   const [name, setName] = useState(props.me.name);
@@ -74,6 +75,7 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
         <button type="submit">Change password</button>
       </form>
       <MySessions />
+      <SecondFactors />
       <OwnAccount />
     </section>
   );

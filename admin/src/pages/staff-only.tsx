@@ -1,6 +1,7 @@
 import { signOut, type User } from '../api';
 import { displayName } from '../components';
 import { OwnAccount } from './own-account';
+import { SecondFactors } from './second-factors';
 
 /** Customers can sign in to the API, but the console has nothing for them. */
 export function StaffOnlyPage(props: { me: User }) {
@@ -14,6 +15,7 @@ export function StaffOnlyPage(props: { me: User }) {
       <button type="button" onClick={() => void signOut()}>
         Log out
       </button>
+      <SecondFactors />
       <OwnAccount />
     </main>
   );

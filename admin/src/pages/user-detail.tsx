@@ -82,6 +82,30 @@ export function UserDetailPage(props: { id: string; me: User }) {
           )}
           <button
             type="button"
+            class="secondary"
+            onClick={() =>
+              confirmation.ask({
+                title: `Reset the second factors of ${name}`,
+                message: (
+                  <p>
+                    Every authenticator app, passkey and recovery code of {user.email} is removed and every session ends; an email tells them. They sign in with
+                    their password alone, and enrol again if their role requires a factor.
+                  </p>
+                ),
+                confirmLabel: 'Reset second factors',
+                danger: true,
+                reason: 'none',
+                run: async () => {
+                  await reply(client.DELETE('/api/users/{id}/mfa', { params: { path: { id: user.id } } }));
+                  return `The second factors of ${user.email} were reset.`;
+                },
+              })
+            }
+          >
+            Reset second factors
+          </button>
+          <button
+            type="button"
             class="danger"
             onClick={() =>
               confirmation.ask({
