@@ -109,4 +109,5 @@ export type Delivery = Schemas['WebhookDelivery'];
 export type ApiClient = Schemas['ApiClient'];
 export type ClientSecret = Schemas['ClientSecret'];
 export type MfaFactor = Schemas['MfaFactor'];
+export type VariantImport = Schemas['VariantImport'];
 export type SecondFactorStatus = paths['/api/auth/mfa']['get']['responses'][200]['content']['application/json'];

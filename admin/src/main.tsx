@@ -5,6 +5,7 @@ import { displayName } from './components';
 import { AccountLinkPage } from './pages/account-links';
 import { ApiClientsPage } from './pages/api-clients';
 import { EventsPage } from './pages/events';
+import { ImportsPage } from './pages/imports';
 import { LoginPage } from './pages/login';
 import { ProfilePage } from './pages/profile';
 import { StaffOnlyPage } from './pages/staff-only';
@@ -61,14 +62,16 @@ function Screen() {
     ['/clients', 'API clients'],
   ];
   // The navigation's sections, in order: path and label.
-  const sections: [string, string][] = [['/variants', 'Variants'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
+  const sections: [string, string][] = [['/variants', 'Variants'], ['/imports', 'Imports'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
   const shown = userMatch ? '/users' : (sections.find(([path]) => path === route.path)?.[0] ?? '/variants');
   const page = userMatch ? (
     <UserDetailPage key={userMatch[1]} id={userMatch[1]!} me={me} />
+  ) : route.path === '/imports' ? (
+    <ImportsPage />
   ) : route.path === '/users' ? (
     <UsersPage />
   ) : route.path === '/events' && isAdmin ? (
-    <EventsPage key={route.query.toString()} initial={route.query} />
+    <EventsPage key={route.query.toString()} initial={route.query} currency={me.currency} />
   ) : route.path === '/webhooks' && isAdmin ? (
     <WebhooksPage />
   ) : route.path === '/clients' && isAdmin ? (

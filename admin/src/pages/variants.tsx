@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
-import { client, entityTag, reply, type Variant } from '../api';
+import { client, entityTag, reply, type ApiError, type Variant } from '../api';
 import type { operations } from '../../../client/api-types';
 import { useConfirmation } from '../confirmation';
-import { Field } from '../components';
+import { Field, ProblemMessage, ResultLine, asApiError } from '../components';
+import { saveReply } from '../download';
 import { DataTable } from '../data-table';
 import { useMediaQuery } from '../media-query';
 import { formatMoney, parseAmount } from '../money';
@@ -76,6 +77,7 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
           </label>
           <button type="submit">Search</button>
         </form>
+        <ExportButtons filters={filters} />
         {chosen.length > 0 && (
           <BatchBar
             chosen={chosen}
@@ -203,6 +205,34 @@ function BatchBar(props: { chosen: Variant[]; currency: string; ask: Ask; onDone
       <button type="button" class="danger" onClick={remove}>
         Delete selected…
       </button>
+    </div>
+  );
+}
+
+/** The variants the current search finds, as a file (CSV or JSON lines) that imports back unchanged. */
+function ExportButtons(props: { filters: VariantFilters }) {
+  const [error, setError] = useState<ApiError>();
+  const [saved, setSaved] = useState<string>();
+  const download = async (format: 'csv' | 'jsonl') => {
+    try {
+      const call = client.GET('/api/variants/export', { params: { query: { format, ...props.filters } }, parseAs: 'stream' });
+      await reply(call);
+      setSaved(`Saved ${await saveReply((await call).response, `variants.${format}`)}.`);
+      setError(undefined);
+    } catch (caught) {
+      setError(asApiError(caught));
+    }
+  };
+  return (
+    <div class="actions" role="group" aria-label="Export the variants found">
+      <button type="button" class="secondary" onClick={() => void download('csv')}>
+        Export CSV
+      </button>
+      <button type="button" class="secondary" onClick={() => void download('jsonl')}>
+        Export JSON lines
+      </button>
+      <ResultLine text={saved} />
+      <ProblemMessage error={error} />
     </div>
   );
 }
