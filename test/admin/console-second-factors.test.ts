@@ -43,6 +43,7 @@ describe('admin console: second factors, in a real browser', { skip: noChromium 
     await factors.getByText('A second factor protects your account.').waitFor();
     await factors.getByRole('button', { name: 'New recovery codes…' }).click();
     await page.getByRole('dialog', { name: 'New recovery codes' }).getByRole('button', { name: 'Make new codes' }).click();
+    await factors.getByTestId('recovery-codes').waitFor();
     const codes = await factors.getByTestId('recovery-codes').locator('code').allTextContents();
     assert.equal(codes.length, 10);
     const [download] = await Promise.all([page.waitForEvent('download'), factors.getByRole('button', { name: 'Download codes' }).click()]);

@@ -61,6 +61,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await dialog.getByRole('button', { name: 'Credit $12.50' }).dblclick();
     await page.getByRole('status').getByText('Balance changed by $12.50; now $12.50.').waitFor();
     await page.getByRole('cell', { name: 'Goodwill credit' }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'Goodwill credit' }).getByRole('link', { name: ADMIN_EMAIL }).waitFor();
     const entries = await ui.db().selectFrom('balance_ledger').selectAll().where('user_id', 'in', [ann.id, bob.id]).execute();
     assert.deepEqual(entries.map((entry) => [entry.user_id, entry.delta, entry.reason]), [[bob.id, 1250, 'Goodwill credit']], 'one credit, to Bob');
     await page.getByTestId('balance').getByText('$12.50').waitFor();
@@ -102,13 +103,30 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await page.getByRole('link', { name: 'History of this user' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     await page.getByText('“Runs the Saturday shift”').waitFor();
-    await page.getByRole('cell', { name: 'user.balance_changed' }).waitFor();
+    await page.getByRole('cell', { name: 'user.balance_changed' }).first().waitFor();
     assert.equal(await page.getByRole('search', { name: 'Filter events' }).getByLabel('Subject id').inputValue(), bob.id);
+    // #33 point 8: names instead of ids, and before/after as a diff with amounts as money.
+    const credited = page.getByRole('row').filter({ hasText: 'Goodwill credit' });
+    await credited.getByRole('link', { name: `Bob Example (${bob.email})` }).waitFor();
+    await credited.getByRole('link', { name: ADMIN_EMAIL }).waitFor();
+    const diff = credited.locator('table.diff');
+    assert.deepEqual(await diff.locator('tbody tr').first().locator('th, td').allTextContents(), ['balance', '$0.00', '$12.50']);
+    const promoted = page.getByRole('row').filter({ hasText: 'user.role_changed' });
+    assert.deepEqual(await promoted.locator('table.diff tbody tr').first().locator('th, td').allTextContents(), ['role', 'user', 'manager']);
+    assert.deepEqual(await accessibilityViolationsOf(page), [], 'the audit log');
     await page.getByRole('search', { name: 'Filter events' }).getByLabel('Type').selectOption('user.role_changed');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByText('1 event', { exact: true }).waitFor();
     assert.equal(await page.getByRole('cell', { name: 'user.balance_changed' }).count(), 0);
     await ui.shoot('audit-log');
+    // "Who" takes an email: the admin's changes to Bob, found by the admin's address.
+    await page.getByRole('search', { name: 'Filter events' }).getByLabel('Who (email or API client)').fill(ADMIN_EMAIL.toUpperCase());
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/actor_id=/);
+    await page.getByText('1 event', { exact: true }).waitFor();
+    await page.getByRole('search', { name: 'Filter events' }).getByLabel('Who (email or API client)').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('alert').getByText('No user or API client is nobody@example.com.').waitFor();
   });
 
   it('lists sessions and signs out one, then all, after confirming', async () => {
@@ -441,7 +459,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await ui.logIn(bob.email, bob.password);
     await page.getByRole('heading', { name: 'Variants' }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Main' });
-    assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Variants', 'Users', 'My profile']);
+    assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Variants', 'Imports', 'Users', 'My profile']);
     await page.getByRole('button', { name: 'Open MANAGED-1' }).click();
     await page.getByRole('form', { name: 'Edit variant' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'History of this variant' }).count(), 0, 'the audit log is for admins');

@@ -154,6 +154,8 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await adjust.getByRole('button', { name: 'Adjust stock' }).click();
     await panel.getByText('Stock +5: now 12 (12 available).').waitFor();
     await panel.getByRole('cell', { name: 'Delivery from supplier (PO-77)' }).waitFor();
+    // Who made it: the admin, by name and email, not an id.
+    await panel.getByRole('row').filter({ hasText: 'Delivery from supplier' }).getByRole('link', { name: ADMIN_EMAIL }).waitFor();
     const variant = await variantBySku('CONSOLE-SHIRT-M');
     const movements = await ui.db().selectFrom('stock_movements').selectAll().where('variant_id', '=', variant.id).orderBy('created_at').execute();
     assert.deepEqual(movements.map((movement) => [movement.delta, movement.reason, movement.reference]), [

@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
-import { client, type ShopEvent } from '../api';
+import { client, type ApiError } from '../api';
 import type { operations } from '../../../client/api-types';
 import { eventTypeValues } from '../../../client/api-types';
-import { Select, formatTime } from '../components';
+import { ProblemMessage, Select, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
+import { EventDetails } from '../event-details';
+import { ActorName, NameOf, actorIdOf } from '../names';
 import { Pager, usePages } from '../pages-list';
 
 const FILTERS = ['type', 'actor_id', 'subject_id', 'since', 'until'] as const;
@@ -18,14 +20,11 @@ const toLocalInput = (iso: string | null) => {
 };
 const fromLocalInput = (local: string) => (local ? new Date(local).toISOString() : '');
 
-const subjectLink = (event: ShopEvent) =>
-  event.subject_type === 'user' ? `#/users/${event.subject_id}` : `#/events?subject_id=${event.subject_id}`;
-
 /**
  * The audit log with its filters in the address (#/events?subject_id=…), so a record's
  * "history" link and the browser's back button both work; main.tsx remounts it per address.
  */
-export function EventsPage(props: { initial: URLSearchParams }) {
+export function EventsPage(props: { initial: URLSearchParams; currency: string }) {
   const [filters, setFilters] = useState<Filters>({
     type: props.initial.get('type') ?? '',
     actor_id: props.initial.get('actor_id') ?? '',
@@ -37,13 +36,27 @@ export function EventsPage(props: { initial: URLSearchParams }) {
   const query = Object.fromEntries(FILTERS.flatMap((name) => (props.initial.get(name) ? [[name, props.initial.get(name)]] : []))) as EventFilters;
   const pages = usePages(JSON.stringify(query), (paging) => client.GET('/api/events', { params: { query: { ...query, ...paging } } }));
   const set = (name: keyof Filters) => (value: string) => setFilters({ ...filters, [name]: value });
+  const [whoError, setWhoError] = useState<ApiError>();
+  const [whoUnknown, setWhoUnknown] = useState<string>();
 
-  const search = (event: Event) => {
+  const search = async (event: Event) => {
     event.preventDefault();
     const next = new URLSearchParams();
     for (const name of FILTERS) {
       const value = name === 'since' || name === 'until' ? fromLocalInput(filters[name]) : filters[name].trim();
       if (value) next.set(name, value);
+    }
+    // "Who" is typed as an email or an API client's name (or an id), and sent as the actor's id.
+    setWhoUnknown(undefined);
+    setWhoError(undefined);
+    if (filters.actor_id.trim()) {
+      try {
+        const actorId = await actorIdOf(filters.actor_id);
+        if (!actorId) return setWhoUnknown(`No user or API client is ${filters.actor_id.trim()}.`);
+        next.set('actor_id', actorId);
+      } catch (caught) {
+        return setWhoError(asApiError(caught));
+      }
     }
     const hash = `#/events${next.size > 0 ? `?${next}` : ''}`;
     if (location.hash === hash) pages.restart();
@@ -56,7 +69,7 @@ export function EventsPage(props: { initial: URLSearchParams }) {
       <form class="filters" onSubmit={search} role="search" aria-label="Filter events">
         <Select label="Type" name="type" value={filters.type} options={eventTypeValues} onChange={set('type')} anyLabel="any" />
         <label>
-          Who (user id) <input name="actor_id" value={filters.actor_id} onInput={(event) => set('actor_id')((event.target as HTMLInputElement).value)} />
+          Who (email or API client) <input name="actor_id" value={filters.actor_id} onInput={(event) => set('actor_id')((event.target as HTMLInputElement).value)} />
         </label>
         <label>
           Subject id <input name="subject_id" value={filters.subject_id} onInput={(event) => set('subject_id')((event.target as HTMLInputElement).value)} />
@@ -69,25 +82,20 @@ export function EventsPage(props: { initial: URLSearchParams }) {
         </label>
         <button type="submit">Filter</button>
       </form>
+      {whoUnknown && (
+        <p class="problem" role="alert">
+          {whoUnknown}
+        </p>
+      )}
+      <ProblemMessage error={whoError} />
       <DataTable
         items={pages.page?.items ?? []}
         columns={[
           { label: 'When', cell: (event) => formatTime(event.occurred_at) },
           { label: 'What', cell: (event) => event.type },
-          { label: 'Who', cell: (event) => (event.actor_id ? <a href={`#/users/${event.actor_id}`}>{event.actor_id.slice(0, 8)}</a> : 'the service') },
-          { label: 'Subject', cell: (event) => <a href={subjectLink(event)}>{event.subject_type} {event.subject_id.slice(0, 8)}</a> },
-          {
-            label: 'Details',
-            cell: (event) => (
-              <>
-                {typeof event.data.reason === 'string' && <span>“{event.data.reason}” </span>}
-                <details>
-                  <summary>Data</summary>
-                  <pre>{JSON.stringify(event.data, null, 2)}</pre>
-                </details>
-              </>
-            ),
-          },
+          { label: 'Who', cell: (event) => <ActorName id={event.actor_id} type={event.actor_type} /> },
+          { label: 'Subject', cell: (event) => <NameOf kind={event.subject_type} id={event.subject_id} /> },
+          { label: 'Details', cell: (event) => <EventDetails event={event} currency={props.currency} /> },
         ]}
       />
       {pages.page?.items.length === 0 && <p>No event matches.</p>}

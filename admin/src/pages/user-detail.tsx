@@ -3,6 +3,7 @@ import { ApiError, client, reply, type Session, type User } from '../api';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ROLES, STATUSES, Select, asApiError, displayName, formatTime } from '../components';
 import { DataTable } from '../data-table';
+import { ActorName } from '../names';
 import { formatMoney, parseAmount } from '../money';
 import { Pager, usePages } from '../pages-list';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
@@ -319,6 +320,7 @@ function Ledger(props: { user: User }) {
           { label: 'Change', numeric: true, cell: (entry) => formatMoney(entry.delta, entry.currency) },
           { label: 'Balance after', numeric: true, cell: (entry) => formatMoney(entry.balance_after, entry.currency) },
           { label: 'Reason', cell: (entry) => entry.reason },
+          { label: 'Who', cell: (entry) => <ActorName id={entry.actor_id} /> },
         ]}
       />
       <Pager pages={pages} noun="entry" nouns="entries" label="Ledger" />

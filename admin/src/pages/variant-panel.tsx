@@ -5,6 +5,7 @@ import type { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError, formatTime } from '../components';
 import { AttributeRows, attributeRows, attributesOf, type AttributeRow } from '../attribute-rows';
 import { DataTable } from '../data-table';
+import { ActorName } from '../names';
 import { parseAmount, toMajorUnits } from '../money';
 import { Pager, usePages } from '../pages-list';
 
@@ -315,6 +316,7 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
           { label: 'Change', numeric: true, cell: (movement) => (movement.delta > 0 ? `+${movement.delta}` : movement.delta) },
           { label: 'Stock after', numeric: true, cell: (movement) => movement.stock_after },
           { label: 'Reason', cell: (movement) => <>{movement.reason}{movement.reference && <span class="reference"> ({movement.reference})</span>}</> },
+          { label: 'Who', cell: (movement) => <ActorName id={movement.actor_id} /> },
         ]}
       />
       <Pager pages={movements} noun="movement" label="Movements" />
