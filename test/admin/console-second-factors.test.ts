@@ -106,6 +106,10 @@ describe('admin console: second factors, in a real browser', { skip: noChromium 
     await factors.getByRole('button', { name: 'I have stored them' }).click();
     await factors.getByText('Laptop key', { exact: true }).waitFor();
     assert.deepEqual((await factorsOf(manager.id)).map((factor) => [factor.type, factor.name]), [['webauthn', 'Laptop key']]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'nothing off-screen at 390px');
+    assert.deepEqual(await accessibilityViolationsOf(page), [], 'the second factors at 390px');
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.getByRole('button', { name: 'Log out' }).click();
     await ui.logIn(manager.email, manager.password);
