@@ -124,3 +124,13 @@ export function ResultLine(props: { text: string | undefined }) {
     </p>
   );
 }
+
+/** A problem of the console's own (no API problem behind it), said at once where it happened. */
+export function AlertLine(props: { text: string | undefined }) {
+  if (!props.text) return null;
+  return (
+    <p class="problem" role="alert">
+      {props.text}
+    </p>
+  );
+}

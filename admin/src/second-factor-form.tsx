@@ -1,7 +1,8 @@
-import { startAuthentication, WebAuthnError, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError, SecondFactorMethod, SecondFactorProof } from './api';
-import { Field, ProblemMessage, asApiError } from './components';
+import { AlertLine, Field, ProblemMessage, asApiError } from './components';
+import { passkeyRefusal } from './passkey-refusal';
 
 /**
  * Asks for one second factor, the way the person has one: a code from the authenticator app, a
@@ -36,8 +37,8 @@ export function SecondFactorForm(props: {
       await props.submit(await proof());
       setError(undefined);
     } catch (caught) {
-      // The browser's own refusals (the person cancelled, no passkey here) are not the service's problems.
-      if (caught instanceof WebAuthnError || caught instanceof DOMException) setPasskeyMessage(`The passkey was not used: ${caught.message}`);
+      const refusal = passkeyRefusal(caught);
+      if (refusal) setPasskeyMessage(`The passkey was not used: ${refusal}`);
       else setError(asApiError(caught));
     } finally {
       setBusy(false);
@@ -60,11 +61,7 @@ export function SecondFactorForm(props: {
           </button>
         </div>
       )}
-      {passkeyMessage && (
-        <p class="problem" role="alert">
-          {passkeyMessage}
-        </p>
-      )}
+      <AlertLine text={passkeyMessage} />
       {mode === 'code' ? (
         <Field label="Code from your authenticator app" name="code" value={code} onInput={setCode} error={error} autoComplete="one-time-code" inputMode="numeric" required />
       ) : (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { client, type ApiError } from '../api';
 import type { operations } from '../../../client/api-types';
 import { eventTypeValues } from '../../../client/api-types';
-import { ProblemMessage, Select, asApiError, formatTime } from '../components';
+import { AlertLine, ProblemMessage, Select, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
 import { EventDetails } from '../event-details';
 import { ActorName, NameOf, actorIdOf } from '../names';
@@ -82,11 +82,7 @@ export function EventsPage(props: { initial: URLSearchParams; currency: string }
         </label>
         <button type="submit">Filter</button>
       </form>
-      {whoUnknown && (
-        <p class="problem" role="alert">
-          {whoUnknown}
-        </p>
-      )}
+      <AlertLine text={whoUnknown} />
       <ProblemMessage error={whoError} />
       <DataTable
         items={pages.page?.items ?? []}

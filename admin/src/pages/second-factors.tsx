@@ -1,9 +1,11 @@
-import { startRegistration, WebAuthnError, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
+import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'preact/hooks';
 import { client, reply, type ApiError, type MfaFactor, type SecondFactorStatus } from '../api';
-import { Field, ProblemMessage, asApiError, formatTime } from '../components';
+import { copyText } from '../clipboard';
+import { AlertLine, Field, ProblemMessage, asApiError, formatTime } from '../components';
 import { useConfirmation } from '../confirmation';
 import { saveText } from '../download';
+import { passkeyRefusal } from '../passkey-refusal';
 import { QrCode } from '../qr-code';
 
 type SecondFactorState = SecondFactorStatus;
@@ -40,10 +42,9 @@ export function SecondFactors() {
       await action();
       setError(undefined);
     } catch (caught) {
-      // The browser's own refusals (the person cancelled, the passkey exists already) are not the service's problems.
-      if (caught instanceof WebAuthnError || caught instanceof DOMException) {
-        setPasskeyMessage(`The passkey was not added: ${caught.message}`);
-      } else setError(asApiError(caught));
+      const refusal = passkeyRefusal(caught);
+      if (refusal) setPasskeyMessage(`The passkey was not added: ${refusal}`);
+      else setError(asApiError(caught));
     }
   };
   const added = async (factor: { recovery_codes?: string[] }) => {
@@ -158,11 +159,7 @@ export function SecondFactors() {
               Add passkey
             </button>
           </div>
-          {passkeyMessage && (
-            <p class="problem" role="alert">
-              {passkeyMessage}
-            </p>
-          )}
+          <AlertLine text={passkeyMessage} />
         </div>
       )}
       {state?.enabled && (
@@ -182,13 +179,7 @@ export function SecondFactors() {
 function RecoveryCodes(props: { codes: string[]; onDone: () => void }) {
   const [told, setTold] = useState<string>();
   const text = `${props.codes.join('\n')}\n`;
-  const copy = () => {
-    if (!navigator.clipboard) return setTold('Copying needs https: select the codes and copy them.');
-    navigator.clipboard
-      .writeText(text)
-      .then(() => setTold('Copied.'))
-      .catch(() => setTold('Copy failed: select the codes and copy them.'));
-  };
+  const copy = () => void copyText(text, 'codes').then(setTold);
   return (
     <div class="secret" role="status" aria-label="Recovery codes">
       <p>Your recovery codes, shown only now. Keep them somewhere safe: each one works once, when you have no other factor at hand.</p>
