@@ -119,6 +119,10 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await page.getByText('1 event', { exact: true }).waitFor();
     assert.equal(await page.getByRole('cell', { name: 'user.balance_changed' }).count(), 0);
     await ui.shoot('audit-log');
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'the audit log scrolls nothing sideways at 390px');
+    assert.deepEqual(await accessibilityViolationsOf(page), [], 'the audit log at 390px');
+    await page.setViewportSize({ width: 1280, height: 900 });
     // "Who" takes an email: the admin's changes to Bob, found by the admin's address.
     await page.getByRole('search', { name: 'Filter events' }).getByLabel('Who (email or API client)').fill(ADMIN_EMAIL.toUpperCase());
     await page.getByRole('button', { name: 'Filter' }).click();
