@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { noChromium, useConsole } from '../helpers/console-browser.js';
+import { loginAdmin } from '../helpers/test-app.js';
 
 /** #33 point 2: API clients for admins, against the real API, whose secrets are then used as a service would. */
 describe('admin console: API clients, in a real browser', { skip: noChromium }, () => {
@@ -79,5 +80,27 @@ describe('admin console: API clients, in a real browser', { skip: noChromium }, 
     await page.getByRole('status').getByText('Deleted Checkout.').waitFor();
     await page.getByText('No API clients yet.').waitFor();
     assert.notEqual((await clientRow('Checkout')).deleted_at, null);
+  });
+
+  it('names an API client as the actor in the audit log, and finds its changes by its name (#33 point 8)', async () => {
+    const { page } = ui;
+    const admin = await loginAdmin(ui.testApp.app);
+    const created = await ui.testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { name: 'Storefront', scopes: ['reservations:write'] } });
+    assert.equal(created.statusCode, 201, created.body);
+    const variant = await ui.testApp.app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'audit', sku: 'AUDIT-1', name: 'Audited', price: 100, stock: 5 } });
+    const reserved = await ui.testApp.app.inject({
+      method: 'POST',
+      url: '/api/reservations',
+      headers: { authorization: `Bearer ${created.json().secret}` },
+      payload: { lines: [{ variant_id: variant.json().id, quantity: 1 }], reference: 'cart-audit' },
+    });
+    assert.equal(reserved.statusCode, 201, reserved.body);
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const filters = page.getByRole('search', { name: 'Filter events' });
+    await filters.getByLabel('Who (email or API client)').fill('storefront');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('1 event', { exact: true }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'reservation.created' });
+    await row.getByRole('link', { name: 'Storefront (API client)' }).waitFor();
   });
 });
