@@ -93,16 +93,26 @@ export function createShopClient(options: ShopClientOptions): ShopClient {
       const sent = pending.get(id);
       pending.delete(id);
       if (!sent) return undefined;
-      if (response.status === 403 && options.stepUp && (await problemCode(response)) === 'step_up_required') {
-        return (await stepUpOnce(options.stepUp)) ? send(withToken(sent.request)) : undefined;
-      }
-      if (response.status !== 401 || !options.refresh) return undefined;
+      // Each is tried at most once, in this order: an expired token first, then a step-up (a
+      // request sent again after a refresh may be the one that meets step_up_required).
+      let reply = response;
+      let sentAgain = false;
+      const again = () => {
+        sentAgain = true;
+        return send(withToken(sent.request.clone()));
+      };
       // Only a refused access token is worth a refresh: a wrong password or a spent refresh token is also 401.
-      if ((await problemCode(response)) !== 'invalid_token') return undefined;
-      // A request sent before another one's refresh goes again with the new token, without a refresh of its own.
-      const current = options.accessToken?.();
-      const refreshed = (current !== undefined && current !== sent.token) || (await refreshOnce(options.refresh));
-      return refreshed && options.accessToken?.() ? send(withToken(sent.request)) : undefined;
+      if (reply.status === 401 && options.refresh && (await problemCode(reply)) === 'invalid_token') {
+        // A request sent before another one's refresh goes again with the new token, without a refresh of its own.
+        const current = options.accessToken?.();
+        const refreshed = (current !== undefined && current !== sent.token) || (await refreshOnce(options.refresh));
+        if (!refreshed || !options.accessToken?.()) return undefined;
+        reply = await again();
+      }
+      if (reply.status === 403 && options.stepUp && (await problemCode(reply)) === 'step_up_required') {
+        if (await stepUpOnce(options.stepUp)) reply = await again();
+      }
+      return sentAgain ? reply : undefined;
     },
     onError({ id }) {
       pending.delete(id);

@@ -1,12 +1,19 @@
 import type { ShopEvent } from './api';
 import { formatMoney } from './money';
 
-// Fields that hold money, in minor units: shown as money in the event's currency, else the shop's.
-const MONEY = new Set(['price', 'balance', 'delta', 'balance_after']);
+/**
+ * The fields of an event's data that hold money, in minor units (shown as money in the event's
+ * currency, else the shop's). By type: a stock change's `delta` counts units, a balance's cents.
+ */
+function moneyFields(type: ShopEvent['type']): ReadonlySet<string> {
+  if (type === 'user.balance_changed') return new Set(['balance', 'delta', 'balance_after']);
+  if (type.startsWith('variant.')) return new Set(['price']);
+  return new Set();
+}
 
-function shown(field: string, value: unknown, currency: string): string {
+function shown(field: string, value: unknown, currency: string, money: ReadonlySet<string>): string {
   if (value === null || value === undefined) return '—';
-  if (typeof value === 'number' && MONEY.has(field)) return formatMoney(value, currency);
+  if (typeof value === 'number' && money.has(field)) return formatMoney(value, currency);
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
@@ -24,6 +31,7 @@ export function EventDetails(props: { event: ShopEvent; currency: string }) {
   const is = asRecord(after);
   const changed = [...new Set([...Object.keys(was), ...Object.keys(is)])].filter((field) => JSON.stringify(was[field]) !== JSON.stringify(is[field]));
   const others = Object.entries(rest).filter(([field]) => field !== 'currency');
+  const money = moneyFields(props.event.type);
   return (
     <div class="event-details">
       {typeof reason === 'string' && <p>“{reason}”</p>}
@@ -40,8 +48,8 @@ export function EventDetails(props: { event: ShopEvent; currency: string }) {
             {changed.map((field) => (
               <tr key={field}>
                 <th scope="row">{field}</th>
-                <td>{field in was ? shown(field, was[field], currency) : '—'}</td>
-                <td>{field in is ? shown(field, is[field], currency) : '—'}</td>
+                <td>{field in was ? shown(field, was[field], currency, money) : '—'}</td>
+                <td>{field in is ? shown(field, is[field], currency, money) : '—'}</td>
               </tr>
             ))}
           </tbody>
@@ -51,7 +59,7 @@ export function EventDetails(props: { event: ShopEvent; currency: string }) {
         <ul class="event-data">
           {others.map(([field, value]) => (
             <li key={field}>
-              {field}: {shown(field, value, currency)}
+              {field}: {shown(field, value, currency, money)}
             </li>
           ))}
         </ul>

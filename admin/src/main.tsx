@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { client, isSignedIn, reply, signOut, whenSignedOut, type User } from './api';
 import { displayName } from './components';
+import { forgetNames } from './names';
 import { AccountLinkPage } from './pages/account-links';
 import { ApiClientsPage } from './pages/api-clients';
 import { EventsPage } from './pages/events';
@@ -40,7 +41,14 @@ function Screen() {
   const [signedIn, setSignedIn] = useState(isSignedIn());
   const [me, setMe] = useState<User>();
   const route = useRoute();
-  useEffect(() => whenSignedOut(() => setSignedIn(false)), []);
+  useEffect(
+    () =>
+      whenSignedOut(() => {
+        forgetNames();
+        setSignedIn(false);
+      }),
+    [],
+  );
   useEffect(() => {
     if (signedIn) reply(client.GET('/api/users/profile')).then(({ body }) => setMe(body)).catch(() => {});
     else setMe(undefined);

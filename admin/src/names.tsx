@@ -11,15 +11,22 @@ export type NamedKind = 'user' | 'client' | 'variant' | 'reservation' | 'webhook
 /** A movement or ledger entry names its actor without saying whether a user or an API client. */
 type LookedUp = NamedKind | 'actor';
 
-// One lookup per record for the page's life: an audit log page names the same few people many times.
+// One lookup per record while signed in: an audit log page names the same few people many
+// times. Forgotten on sign-out, so the next person never sees the last one's lookups.
 const known = new Map<string, Promise<Named>>();
+export const forgetNames = () => known.clear();
+
+/** A lookup that did not end in a name or a definite no (404, 403) is tried again next time. */
+class NotNow extends Error {}
 
 const unnamed = (_kind: NamedKind, id: string, what: string): Named => ({ label: `${what} ${id.slice(0, 8)}`, href: `#/events?subject_id=${id}` });
 
 async function lookUp(kind: LookedUp, id: string): Promise<Named> {
   if (kind === 'actor') {
     const asUser = await lookUp('user', id);
-    return asUser.href?.startsWith('#/users/') ? asUser : lookUp('client', id);
+    if (asUser.href?.startsWith('#/users/')) return asUser;
+    const asClient = await lookUp('client', id);
+    return asClient.href === '#/clients' ? asClient : unnamed('user', id, 'user or API client');
   }
   try {
     if (kind === 'user') {
@@ -36,7 +43,7 @@ async function lookUp(kind: LookedUp, id: string): Promise<Named> {
     }
   } catch (caught) {
     // A deleted record (404), or one the reader may not see (403), keeps its kind and id.
-    if (!(caught instanceof ApiError)) throw caught;
+    if (!(caught instanceof ApiError) || (caught.problem.status !== 404 && caught.problem.status !== 403)) throw new NotNow();
     const gone = caught.problem.status === 404;
     return unnamed(kind, id, gone ? `deleted ${kind === 'client' ? 'API client' : kind}` : kind === 'client' ? 'API client' : kind);
   }

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { client, passkeyOptions, reply, whenStepUpNeeded, type SecondFactorMethod } from './api';
 import { SecondFactorForm } from './second-factor-form';
 
@@ -36,7 +36,8 @@ export function StepUpHost() {
 function StepUpDialog(props: { methods: SecondFactorMethod[]; onVerified: () => void; onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   // Modal: above any confirmation that asked for the action, and focus goes back to it on close.
-  useEffect(() => {
+  // Opened before the form's own effect runs, so that effect's focus on the code field holds.
+  useLayoutEffect(() => {
     dialog.current?.showModal();
     return () => dialog.current?.close();
   }, []);

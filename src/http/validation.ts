@@ -33,15 +33,20 @@ function createAjv(coerceTypes: boolean) {
 
 const bodyAjv = createAjv(false);
 const textAjv = createAjv(true);
-const compiledBodies = new WeakMap<object, ValidateFunction>();
-const compiledTexts = new WeakMap<object, ValidateFunction>();
+const compiledBodies = new Map<string, ValidateFunction>();
+const compiledTexts = new Map<string, ValidateFunction>();
 
-/** Compiles a schema once per process: every app built in it (a test file builds dozens) reuses the function. */
-function compileOnce(ajv: Ajv.default, compiled: WeakMap<object, ValidateFunction>, schema: object): ValidateFunction {
-  let validate = compiled.get(schema);
+/**
+ * Compiles a schema once per process: every app built in it (a test file builds dozens) reuses
+ * the function. Keyed by the schema's text, as Fastify hands each app its own copy of some
+ * (headers, lower-cased) and routes write some inline.
+ */
+function compileOnce(ajv: Ajv.default, compiled: Map<string, ValidateFunction>, schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let validate = compiled.get(text);
   if (!validate) {
     validate = ajv.compile(withTextRules(schema));
-    compiled.set(schema, validate);
+    compiled.set(text, validate);
   }
   return validate;
 }

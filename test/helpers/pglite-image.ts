@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,9 +29,11 @@ async function loadOrMake(): Promise<Blob> {
   } catch {
     const made = await make();
     // Written aside and renamed: a file running at the same time reads the whole image or none.
+    // Keeping it is only a saving: a folder that refuses it (full, another user's file) fails nothing.
     const partial = `${file}.${randomBytes(6).toString('hex')}`;
-    await writeFile(partial, Buffer.from(await made.arrayBuffer()));
-    await rename(partial, file);
+    await writeFile(partial, Buffer.from(await made.arrayBuffer()))
+      .then(() => rename(partial, file))
+      .catch(() => unlink(partial).catch(() => undefined));
     return made;
   }
 }

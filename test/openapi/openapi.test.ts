@@ -153,7 +153,7 @@ describe('the OpenAPI description', () => {
     assert.equal(refreshes, 1, 'a wrong password is not an expired token');
   });
 
-  it('sends a sensitive request again once, after one step-up shared by the requests that asked for it', async () => {
+  it('sends a sensitive request again once, after one step-up shared by the requests that asked for it, also after a refresh', async () => {
     // The factor is added in another session: this one started before it, so its second factor is not verified.
     const admin = await createUser(testApp.app, { role: 'admin' });
     const { device } = await enrolTotp(testApp.app, await login(testApp.app, admin.email, admin.password));
@@ -165,20 +165,34 @@ describe('the OpenAPI description', () => {
     const declining = createShopClient({ baseUrl, accessToken: () => admin.accessToken, stepUp: async () => false });
     await assert.rejects(credit(declining, 1), (error: unknown) => error instanceof ProblemError && error.problem.code === 'step_up_required');
 
+    // The access token has expired as well: each request is refreshed, and then meets step_up_required.
+    let token = 'an-expired-token';
+    let refreshes = 0;
     let stepUps = 0;
+    // The step-up waits until both requests have been refused, as a person typing a code gives the other time to arrive.
+    let refusals = 0;
+    let bothRefused: () => void = () => {};
+    const refusedTogether = new Promise<void>((resolve) => (bothRefused = resolve));
+    const countingFetch = (async (request: Request) => {
+      const answer = await globalThis.fetch(request);
+      if (answer.status === 403 && (refusals += 1) === 2) bothRefused();
+      return answer;
+    }) as typeof globalThis.fetch;
     const client = createShopClient({
       baseUrl,
-      accessToken: () => admin.accessToken,
-      // Slow, as a person typing a code is: the other refused request arrives while it runs.
+      fetch: countingFetch,
+      accessToken: () => token,
+      refresh: async () => ((refreshes += 1), (token = admin.accessToken), true),
       stepUp: async () => {
         stepUps += 1;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await refusedTogether;
         await reply(client.POST('/api/auth/mfa/verify', { body: { code: device.next() } }));
         return true;
       },
     });
     const replies = await Promise.all([credit(client, 100), credit(client, 250)]);
     assert.deepEqual(replies.map(({ body }) => body.balance).sort((a, b) => a - b), [100, 350], 'each change applied once, with its body intact');
+    assert.equal(refreshes, 1, 'one refresh');
     assert.equal(stepUps, 1, 'two refused requests, one step-up');
   });
 });

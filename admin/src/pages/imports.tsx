@@ -112,17 +112,29 @@ function ImportProgress(props: { entry: VariantImport; onChanged: (entry: Varian
   const [saved, setSaved] = useState<string>();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
+  // Read again every second until it ends; a failed read is shown and the next one still comes.
+  // A reply that lands after this import stopped being the one shown (or changed) is dropped.
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     if (finished(entry)) return;
+    let live = true;
     const timer = setTimeout(async () => {
       try {
-        props.onChanged((await reply(client.GET('/api/variants/imports/{id}', { params: { path: { id: entry.id } } }))).body);
+        const { body } = await reply(client.GET('/api/variants/imports/{id}', { params: { path: { id: entry.id } } }));
+        if (!live) return;
+        setError(undefined);
+        props.onChanged(body);
       } catch (caught) {
+        if (!live) return;
         setError(asApiError(caught));
+        setAttempt((count) => count + 1);
       }
     }, POLL_MS);
-    return () => clearTimeout(timer);
-  }, [entry]);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [entry, attempt]);
   const cancel = async () => {
     try {
       props.onChanged((await reply(client.POST('/api/variants/imports/{id}/cancel', { params: { path: { id: entry.id } } }))).body);
