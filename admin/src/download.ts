@@ -1,8 +1,17 @@
+import { reply } from './api';
+
 /**
- * Saves a reply's body as a file, under the name its `Content-Disposition` gives (else
- * `fallbackName`): an object URL clicked as a download link, then released.
+ * Downloads what a call (made with `parseAs: 'stream'`, so the body is left unread) answers,
+ * as the file the service names in `Content-Disposition` (else `fallbackName`), and returns
+ * the name; a refusal is thrown as the API's problem.
  */
-export async function saveReply(response: Response, fallbackName: string): Promise<string> {
+export async function saveDownload(call: Promise<{ data?: unknown; error?: unknown; response: Response }>, fallbackName: string): Promise<string> {
+  await reply(call);
+  return saveReply((await call).response, fallbackName);
+}
+
+/** Saves a reply's body as a file: an object URL clicked as a download link, then released. */
+async function saveReply(response: Response, fallbackName: string): Promise<string> {
   const filename = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
   saveBlob(await response.blob(), filename);
   return filename;

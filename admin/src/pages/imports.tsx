@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, reply, type ApiError, type VariantImport } from '../api';
 import { ProblemMessage, ResultLine, Select, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
-import { saveReply } from '../download';
+import { saveDownload } from '../download';
 import { Pager, usePages } from '../pages-list';
 
 const MODES = ['upsert', 'create'] as const;
@@ -144,9 +144,7 @@ function ImportProgress(props: { entry: VariantImport; onChanged: (entry: Varian
   };
   const downloadErrors = async () => {
     try {
-      const call = client.GET('/api/variants/imports/{id}/errors', { params: { path: { id: entry.id } }, parseAs: 'stream' });
-      await reply(call);
-      setSaved(`Saved ${await saveReply((await call).response, `import-${entry.id}-errors.${entry.format}`)}.`);
+      setSaved(`Saved ${await saveDownload(client.GET('/api/variants/imports/{id}/errors', { params: { path: { id: entry.id } }, parseAs: 'stream' }), `import-${entry.id}-errors.${entry.format}`)}.`);
     } catch (caught) {
       setError(asApiError(caught));
     }

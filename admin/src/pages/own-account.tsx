@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { client, reply, signOut, type ApiError } from '../api';
 import { Field, ProblemMessage, ResultLine, asApiError } from '../components';
-import { saveReply } from '../download';
+import { saveDownload } from '../download';
 
 /** Anyone's own account, staff or customer: their data as a file, or the account deleted (with the password). */
 export function OwnAccount() {
@@ -14,9 +14,7 @@ export function OwnAccount() {
     setSaved(undefined);
     try {
       // Unread (a stream), so the file is saved as the service sent it, under the name it gave.
-      const call = client.GET('/api/users/profile/export', { parseAs: 'stream' });
-      await reply(call);
-      setSaved(`Saved ${await saveReply((await call).response, 'my-data.json')}.`);
+      setSaved(`Saved ${await saveDownload(client.GET('/api/users/profile/export', { parseAs: 'stream' }), 'my-data.json')}.`);
     } catch (caught) {
       setError(asApiError(caught));
     }

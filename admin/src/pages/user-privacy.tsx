@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { client, reply, type ApiError, type User } from '../api';
 import { ProblemMessage, ResultLine, asApiError, displayName } from '../components';
 import type { useConfirmation } from '../confirmation';
-import { saveReply } from '../download';
+import { saveDownload } from '../download';
 
 type Ask = ReturnType<typeof useConfirmation>['ask'];
 
@@ -16,9 +16,7 @@ export function UserPrivacy(props: { user: User; ask: Ask }) {
     setSaved(undefined);
     try {
       // Unread (a stream), so the file is saved as the service sent it, under the name it gave.
-      const call = client.GET('/api/users/{id}/export', { params: { path: { id: user.id } }, parseAs: 'stream' });
-      await reply(call);
-      setSaved(`Saved ${await saveReply((await call).response, `user-${user.id}.json`)}.`);
+      setSaved(`Saved ${await saveDownload(client.GET('/api/users/{id}/export', { params: { path: { id: user.id } }, parseAs: 'stream' }), `user-${user.id}.json`)}.`);
     } catch (caught) {
       setError(asApiError(caught));
     }

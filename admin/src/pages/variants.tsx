@@ -3,7 +3,7 @@ import { client, entityTag, reply, type ApiError, type Variant } from '../api';
 import type { operations } from '../../../client/api-types';
 import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError } from '../components';
-import { saveReply } from '../download';
+import { saveDownload } from '../download';
 import { DataTable } from '../data-table';
 import { useMediaQuery } from '../media-query';
 import { formatMoney, parseAmount } from '../money';
@@ -215,9 +215,7 @@ function ExportButtons(props: { filters: VariantFilters }) {
   const [saved, setSaved] = useState<string>();
   const download = async (format: 'csv' | 'jsonl') => {
     try {
-      const call = client.GET('/api/variants/export', { params: { query: { format, ...props.filters } }, parseAs: 'stream' });
-      await reply(call);
-      setSaved(`Saved ${await saveReply((await call).response, `variants.${format}`)}.`);
+      setSaved(`Saved ${await saveDownload(client.GET('/api/variants/export', { params: { query: { format, ...props.filters } }, parseAs: 'stream' }), `variants.${format}`)}.`);
       setError(undefined);
     } catch (caught) {
       setError(asApiError(caught));
