@@ -8,6 +8,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { COSEALG } from '@simplewebauthn/server/helpers';
 
 /** The relying party passkeys are made for: WEBAUTHN_RP_ID, PUBLIC_URL's origin, MFA_ISSUER. */
 export interface RelyingParty {
@@ -15,6 +16,15 @@ export interface RelyingParty {
   origin: string;
   name: string;
 }
+
+/**
+ * The signature algorithms a passkey may use: EdDSA, ES256 and RS256, on every Node.js the
+ * service supports. SimpleWebAuthn's default puts ML-DSA-44 first where the runtime has it
+ * (Node 24, as an experimental WebCrypto feature): a key made with it could not be verified
+ * once the service runs on Node 22, which lacks it, and Chromium's authenticator did not
+ * complete a registration so offered (the console's browser test, under Node 24).
+ */
+const ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
 
 /** A challenge is good for 5 minutes; the browser is told the same. */
 export const CHALLENGE_TTL_SECONDS = 300;
@@ -51,6 +61,7 @@ export function registrationOptions(
     attestationType: 'none',
     excludeCredentials: existing.map(descriptorOf),
     authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+    supportedAlgorithmIDs: ALGORITHMS,
   });
 }
 
@@ -87,6 +98,7 @@ export async function verifiedRegistration(party: RelyingParty, response: Regist
       expectedOrigin: party.origin,
       expectedRPID: party.id,
       requireUserVerification: false,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
     if (!result.verified) return undefined;
     const { credential } = result.registrationInfo;
