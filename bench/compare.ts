@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { startService } from '../test/helpers/service-process.js';
 import { formatTable } from './measure.js';
-import { compareWithReference, seed, serviceEnvironment } from './setup.js';
+import { callerOfToken, compareWithReference, measureReference, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -25,12 +25,21 @@ try {
   const service = await startService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
   const data = await seed(service.baseUrl);
   const comparison = await compareWithReference(service, scratch.url, data, load, Number(options.rounds));
+  // The bare route sending the service's own statement: the ceiling the required caller check leaves.
+  const ids = data.variants.map((variant) => variant.id);
+  const sameStatement = await measureReference(scratch.url, "bare reference: the service's own statement", ids, load, { fusedCaller: callerOfToken(data.auth) });
   service.child.kill('SIGTERM');
   await service.exited;
   for (const round of comparison.rounds) {
     console.log(formatTable([round.reference, round.service]));
     console.log(`own CPU a request: the service ${round.serviceCpuMicroseconds.toFixed(0)} µs, the reference ${round.referenceCpuMicroseconds.toFixed(0)} µs\n`);
   }
+  console.log(formatTable([sameStatement]));
+  const meanOf = (figure: (round: (typeof comparison.rounds)[number]) => number) => comparison.rounds.reduce((total, round) => total + figure(round), 0) / comparison.rounds.length;
+  console.log(
+    `The bare route with the service's own statement / bare reference: ${(sameStatement.requestsPerSecond / meanOf((round) => round.reference.requestsPerSecond)).toFixed(2)}x; ` +
+      `the service / that route: ${(meanOf((round) => round.service.requestsPerSecond) / sameStatement.requestsPerSecond).toFixed(2)}x (means of the rounds).`,
+  );
   console.log(`Service / bare reference over ${options.rounds} rounds: throughput ${comparison.throughput.toFixed(2)}x (target >= 0.75x), p99 ${comparison.p99.toFixed(2)}x (target <= 1.5x).`);
 } finally {
   await scratch.drop();

@@ -80,21 +80,39 @@ export function benchScenarios(data: Awaited<ReturnType<typeof seed>>): Scenario
   ];
 }
 
-/** The bare reference (bench/reference-server.ts); with `callerId`, it looks the caller up first. */
-export async function startReference(databaseUrl: string, callerId?: string) {
+/**
+ * What the bare reference runs besides (or instead of) its one statement: nothing; the caller
+ * lookup first (`callerId`); or the service's own statement for a user's caller (`fusedCaller`).
+ */
+export type ReferenceMode = { callerId?: string; fusedCaller?: { userId: string; sessionId: string } };
+
+/** The bare reference (bench/reference-server.ts) in one of its modes. */
+export async function startReference(databaseUrl: string, mode: ReferenceMode = {}) {
   return startService(
-    { PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ...(callerId ? { REFERENCE_CALLER_ID: callerId } : {}) },
+    {
+      PORT: await freePort(),
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: '10',
+      ...(mode.callerId ? { REFERENCE_CALLER_ID: mode.callerId } : {}),
+      ...(mode.fusedCaller ? { REFERENCE_FUSED_USER_ID: mode.fusedCaller.userId, REFERENCE_FUSED_SESSION_ID: mode.fusedCaller.sessionId } : {}),
+    },
     'bench/reference-server.ts',
   );
 }
 
-export async function measureReference(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, callerId?: string) {
-  return (await measureReferenceCpu(databaseUrl, name, variantIds, options, callerId)).figures;
+export async function measureReference(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, mode: ReferenceMode = {}) {
+  return (await measureReferenceCpu(databaseUrl, name, variantIds, options, mode)).figures;
+}
+
+/** The user and session an access token names (its `sub` and `sid` claims), for the fused reference. */
+export function callerOfToken(auth: Record<string, string>): { userId: string; sessionId: string } {
+  const claims = JSON.parse(Buffer.from(String(auth.authorization?.split('.')[1]), 'base64url').toString()) as { sub: string; sid: string };
+  return { userId: claims.sub, sessionId: claims.sid };
 }
 
 /** The reference's figures, and its own CPU time per request. */
-async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, callerId?: string) {
-  const reference = await startReference(databaseUrl, callerId);
+async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, mode: ReferenceMode = {}) {
+  const reference = await startReference(databaseUrl, mode);
   try {
     let cpuBefore = 0;
     const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(reference.child.pid!));
