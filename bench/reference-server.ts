@@ -4,8 +4,8 @@
  * as the service's own are), with no auth, no validation, no serialisation schema and no log. With
  * REFERENCE_CALLER_ID it first runs the caller lookup the service makes on every request
  * (docs/api.md, Authentication), which shows how much of the gap is that second round trip. With
- * REFERENCE_FUSED_USER_ID and REFERENCE_FUSED_SESSION_ID it runs, instead, the very statement the
- * service sends for a user's by-id read (queries/variants.sql, `byId`, which a test proves is what
+ * REFERENCE_FUSED_USER_ID and REFERENCE_FUSED_SESSION_ID it runs, instead, the statement the
+ * service sends for a user's by-id read (whitespace aside) (queries/variants.sql, `byId`, which a test proves is what
  * the service sends): the caller's row beside the variant, with the gate the route's rule gives.
  * That is the ceiling of the work the contract requires (the caller checked by the database on
  * every request) done by the simplest code.
@@ -21,9 +21,10 @@ const fusedSessionId = process.env.REFERENCE_FUSED_SESSION_ID;
 /** The service's statement for a user's by-id read, as committed; its parameters in the order the statement numbers them. */
 const fusedText = /-- byId: [^\n]*\n([\s\S]*?);\n/.exec(readFileSync(new URL('../queries/variants.sql', import.meta.url), 'utf8'))?.[1];
 if (fusedUserId && !fusedText) throw new Error('queries/variants.sql has no byId statement');
-// The gate of GET /api/variants/{id} (READERS): any role; API clients with variants:read; no role
-// that must have a second factor (MFA_REQUIRED_ROLES unset, as in the bench); no step-up.
-const fusedGate = [['user', 'manager', 'admin'], null, ['variants:read'], [], null];
+// The gate of GET /api/variants/{id} (READERS): any role; API clients with variants:read; the
+// roles that must have a second factor (MFA_REQUIRED_ROLES, as the service reads it); no step-up.
+const mfaRequiredRoles = [...new Set((process.env.MFA_REQUIRED_ROLES ?? '').split(',').map((role) => role.trim()).filter(Boolean))];
+const fusedGate = [['user', 'manager', 'admin'], null, ['variants:read'], mfaRequiredRoles, null];
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
   if (fusedUserId) {

@@ -18,7 +18,7 @@ import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 import { runTracingComparison } from './tracing.js';
-import { benchScenarios, callerOfToken, compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
+import { answeredAll, benchScenarios, callerOfToken, compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -134,7 +134,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       // (the caller's row beside the variant), between a bare round and a service round.
       const load = { connections, duration };
       const bareAgain = await measureReference(scratch.url, 'bare reference: 1 prepared query', variantIds, load);
-      const sameStatement = await measureReference(scratch.url, "bare reference: the service's own statement", variantIds, load, { fusedCaller: callerOfToken(data.auth) });
+      const sameStatement = answeredAll(await measureReference(scratch.url, "bare reference: the service's own statement", variantIds, load, { fusedCaller: callerOfToken(data.auth) }));
       const serviceAgain = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(variantIds)}`, headers: data.auth }, load);
       say(formatTable([bareAgain, sameStatement, serviceAgain]));
       say();

@@ -104,6 +104,12 @@ export async function measureReference(databaseUrl: string, name: string, varian
   return (await measureReferenceCpu(databaseUrl, name, variantIds, options, mode)).figures;
 }
 
+/** The figures of a reference, which must have answered every request with a 2xx to count. */
+export function answeredAll(figures: Figures): Figures {
+  if (figures.errors + figures.non2xx > 0) throw new Error(`${figures.name}: ${figures.errors} errors and ${figures.non2xx} non-2xx replies; its figures would be of less work`);
+  return figures;
+}
+
 /** The user and session an access token names (its `sub` and `sid` claims), for the fused reference. */
 export function callerOfToken(auth: Record<string, string>): { userId: string; sessionId: string } {
   const claims = JSON.parse(Buffer.from(String(auth.authorization?.split('.')[1]), 'base64url').toString()) as { sub: string; sid: string };

@@ -1,4 +1,4 @@
--- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in order of the call.
+-- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.
 
 -- byId: the data beside a user's caller row (callerRead 'clients.byId')
 select "caller".*, "requested".*

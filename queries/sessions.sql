@@ -1,4 +1,4 @@
--- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in order of the call.
+-- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.
 
 -- The caller alone: a write's first statement in its transaction, or a check of its own (a user's access token)
 select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", exists (select 1

@@ -29,7 +29,7 @@ const layout = (text: string) =>
     .replace(/ (from|left join lateral|left join|inner join|where|order by|limit|on) /g, '\n  $1 ')
     .replace(/\$(\d+)/g, '$$$1');
 
-const HEADER = '-- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in order of the call.\n';
+const HEADER = '-- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.\n';
 
 export function queryFiles(): Record<string, string> {
   const files: Record<string, string[]> = {};
