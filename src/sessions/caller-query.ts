@@ -48,11 +48,28 @@ export interface CallerColumns {
   caller__mfa_age: number | null;
 }
 
-/** The caller of a user's access token: the user by id, beside the session the token names. */
+/**
+ * The caller of a user's access token: the user by id, beside the session the token names and
+ * whether the user has a confirmed second factor. That last is one probe of the user's factors,
+ * joined laterally: as an `exists` column it was inlined into each condition that reads it and
+ * run three times a statement (once as a hash of every factor when the table is small), and the
+ * lateral probe made the by-id read's statement about a tenth faster (bench/README.md).
+ */
 export function userCaller(db: Kysely<Database>, key: { userId: string; sessionId: string }) {
   return db
     .selectFrom('users')
     .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id'))
+    .leftJoinLateral(
+      (from) =>
+        from
+          .selectFrom('mfa_factors')
+          .select(sql<boolean>`true`.as('enrolled'))
+          .whereRef('mfa_factors.user_id', '=', 'users.id')
+          .where('mfa_factors.confirmed_at', 'is not', null)
+          .limit(sql.lit(1))
+          .as('confirmed_factor'),
+      (join) => join.onTrue(),
+    )
     .select([
       sql<'user'>`'user'`.as('caller__kind'),
       'users.id as caller__id',
@@ -64,7 +81,7 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       sql<string[] | null>`null::text[]`.as('caller__scopes'),
       sql<number | null>`null::integer`.as('caller__rate_limit'),
       sql<string | null>`null::uuid`.as('caller__credential'),
-      sql<boolean>`exists (select 1 from mfa_factors where mfa_factors.user_id = users.id and mfa_factors.confirmed_at is not null)`.as('caller__mfa_enrolled'),
+      sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
       sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
     ])
     .where('users.id', '=', key.userId)
