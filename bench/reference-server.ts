@@ -31,7 +31,10 @@ app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
     const fused = await pool.query({ name: 'fused', text: fusedText!, values: [fusedSessionId, fusedUserId, request.params.id, ...fusedGate] });
     const row = fused.rows[0];
     if (!row || row.caller__row !== true) return reply.code(404).send({ code: 'not_found' });
-    return row;
+    // The variant's columns, as the single-statement route sends them.
+    const variant: Record<string, unknown> = {};
+    for (const column in row) if (!column.startsWith('caller__')) variant[column] = row[column];
+    return variant;
   }
   if (callerId) await pool.query({ name: 'caller', text: 'select id, role, status, session_version from users where id = $1 and deleted_at is null', values: [callerId] });
   const result = await pool.query({ name: 'variant', text: 'select * from variants where id = $1', values: [request.params.id] });
