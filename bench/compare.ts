@@ -1,8 +1,10 @@
 /**
- * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16 --log-level=info]`: the by-id read of the
- * service against the bare reference only, alternated round by round in one run (so both see
- * the same machine), on a scratch PostgreSQL database. Prints each round and the ratios of the
- * summed figures; for trying a change quickly. `npm run bench` gives the full picture.
+ * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16 --log-level=info]`: the by-id
+ * read of the service against the bare reference, alternated round by round in one run (so both
+ * see the same machine), on a scratch PostgreSQL database; then, once, the bare route sending the
+ * service's own statement. Prints each round and the ratios (of the summed rounds; the
+ * same-statement route against the rounds' means); for trying a change quickly. `npm run bench`
+ * gives the full picture.
  */
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';

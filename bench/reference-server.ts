@@ -5,8 +5,9 @@
  * REFERENCE_CALLER_ID it first runs the caller lookup the service makes on every request
  * (docs/api.md, Authentication), which shows how much of the gap is that second round trip. With
  * REFERENCE_FUSED_USER_ID and REFERENCE_FUSED_SESSION_ID it runs, instead, the statement the
- * service sends for a user's by-id read (whitespace aside) (queries/variants.sql, `byId`, which a test proves is what
- * the service sends): the caller's row beside the variant, with the gate the route's rule gives.
+ * service sends for a user's by-id read (queries/variants.sql, `byId`; a test proves it is what
+ * the service sends, whitespace aside): the caller's row beside the variant, with the gate the
+ * route's rule gives, and replies with the variant's columns.
  * That is the ceiling of the work the contract requires (the caller checked by the database on
  * every request) done by the simplest code.
  */

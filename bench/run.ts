@@ -132,10 +132,10 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       say();
       // The ceiling the contract's own work leaves: the bare route sending the service's statement
       // (the caller's row beside the variant), between a bare round and a service round.
-      const load = { connections, duration };
-      const bareAgain = await measureReference(scratch.url, 'bare reference: 1 prepared query', variantIds, load);
-      const sameStatement = answeredAll(await measureReference(scratch.url, "bare reference: the service's own statement", variantIds, load, { fusedCaller: callerOfToken(data.auth) }));
-      const serviceAgain = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(variantIds)}`, headers: data.auth }, load);
+      const byIdLoad = { connections, duration };
+      const bareAgain = await measureReference(scratch.url, 'bare reference: 1 prepared query', variantIds, byIdLoad);
+      const sameStatement = answeredAll(await measureReference(scratch.url, "bare reference: the service's own statement", variantIds, byIdLoad, { fusedCaller: callerOfToken(data.auth) }));
+      const serviceAgain = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(variantIds)}`, headers: data.auth }, byIdLoad);
       say(formatTable([bareAgain, sameStatement, serviceAgain]));
       say();
       const ceiling = sameStatement.requestsPerSecond / bareAgain.requestsPerSecond;

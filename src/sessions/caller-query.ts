@@ -51,9 +51,10 @@ export interface CallerColumns {
 /**
  * The caller of a user's access token: the user by id, beside the session the token names and
  * whether the user has a confirmed second factor. That last is one probe of the user's factors,
- * joined laterally: as an `exists` column it was inlined into each condition that reads it and
- * run three times a statement (once as a hash of every factor when the table is small), and the
- * lateral probe made the by-id read's statement about a tenth faster (bench/README.md).
+ * joined laterally: as an `exists` column beside data, PostgreSQL inlined it into each gate
+ * condition that reads it and ran it up to three times a statement (as a hash of every confirmed
+ * factor while the table is small); the lateral probe made the by-id read's statement about a
+ * tenth faster (bench/README.md).
  */
 export function userCaller(db: Kysely<Database>, key: { userId: string; sessionId: string }) {
   return db
