@@ -89,9 +89,10 @@ export async function record(trx: Kysely<Database>, event: NewEvent, context: Ev
 }
 
 /**
- * Records many events at once in the transaction of their change (an import's batch): one
- * multi-row insert, and one insert of the deliveries of all of them to the webhooks each type
- * reaches. The same rows `record` would write, in fewer statements.
+ * Records many events at once in the transaction of their change (an import's batch, the closing
+ * of reservations): one statement for the events and the deliveries of each to the webhooks its
+ * type reaches. The same rows `record` would write, in one round trip. They share one
+ * `created_at`, so a list orders them by id.
  */
 export async function recordMany(trx: Kysely<Database>, events: NewEvent[], context: EventContext): Promise<void> {
   if (events.length === 0) return;
@@ -101,14 +102,15 @@ export async function recordMany(trx: Kysely<Database>, events: NewEvent[], cont
   // The columns shared by every row once; the others as one array a column (unnest).
   const { actor_id, actor_type, request_id, trace_parent } = rows[0]!;
   await sql`
-    insert into events (id, type, created_at, actor_id, actor_type, request_id, subject_type, subject_id, data, trace_parent)
-    select id, type, ${now}, ${actor_id}, ${actor_type}, ${request_id}, subject_type, subject_id, data, ${trace_parent}
-    from unnest(${column('id')}::uuid[], ${column('type')}::text[], ${column('subject_type')}::text[], ${column('subject_id')}::uuid[], ${column('data')}::jsonb[])
-      as recorded (id, type, subject_type, subject_id, data)`.execute(trx);
-  await sql`
+    with recorded as (
+      insert into events (id, type, created_at, actor_id, actor_type, request_id, subject_type, subject_id, data, trace_parent)
+      select id, type, ${now}, ${actor_id}, ${actor_type}, ${request_id}, subject_type, subject_id, data, ${trace_parent}
+      from unnest(${column('id')}::uuid[], ${column('type')}::text[], ${column('subject_type')}::text[], ${column('subject_id')}::uuid[], ${column('data')}::jsonb[])
+        as given (id, type, subject_type, subject_id, data)
+      returning id, type)
     insert into webhook_deliveries (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at)
     select gen_random_uuid(), webhooks.id, recorded.id, 'pending', 0, ${now}, ${now}
-    from unnest(${rows.map((row) => row.id)}::uuid[], ${rows.map((row) => row.type)}::text[]) as recorded (id, type)
+    from recorded
     join webhooks on webhooks.enabled and (recorded.type = any(webhooks.events) or '*' = any(webhooks.events))`.execute(trx);
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
 import { callerRead } from '../sessions/caller-query.js';
@@ -11,11 +12,6 @@ export interface Reservation extends ReservationRow {
 /** A reservation row read FOR UPDATE, with whether its time is up by the database's clock. */
 export interface LockedReservation extends Reservation {
   lapsed: boolean;
-}
-
-async function withLines(db: Kysely<Database>, row: ReservationRow): Promise<Reservation> {
-  const lines = await db.selectFrom('reservation_lines').selectAll().where('reservation_id', '=', row.id).orderBy('position').execute();
-  return { ...row, lines };
 }
 
 /** The active reservations holding units of a variant (the partial index on active lines finds them). */
@@ -77,41 +73,58 @@ export function countActiveReservationsOfVariant(db: Kysely<Database>, variantId
 /** A reservation by id, for a read beside the caller (its lines: withLinesOfPage). */
 export const reservationById = callerRead<ReservationRow, [string]>('inventory.reservationById', (db, id) => db.selectFrom('reservations').selectAll().where('id', '=', id));
 
+/**
+ * A reservation read FOR UPDATE, its lines with it in the same statement (a commit's or a
+ * release's first step, so one round trip). Had the statement waited for another closing it,
+ * the row is the one that closing left and the lines are as they were before it; only their
+ * variants and quantities are used, which closing never changes, and the row's status decides.
+ */
 export async function lockReservation(trx: Transaction<Database>, id: string): Promise<LockedReservation | undefined> {
   const row = await trx
     .selectFrom('reservations')
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
+    .select((eb) => jsonArrayFrom(eb.selectFrom('reservation_lines').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position')).as('lines'))
     .where('id', '=', id)
     .forUpdate()
     .executeTakeFirst();
-  return row && { ...(await withLines(trx, row)), lapsed: row.lapsed };
+  return row;
 }
 
-/** Expiry and creation read the database's clock, so instances whose clocks differ agree. */
+/**
+ * The reservation and its lines in one statement. Expiry and creation read the database's
+ * clock, so instances whose clocks differ agree.
+ */
 export async function insertReservation(
   trx: Transaction<Database>,
   input: { lines: { variant_id: string; quantity: number }[]; reference: string | null; expiresIn: number; createdBy: string | null },
 ): Promise<Reservation> {
-  const row = await trx
-    .insertInto('reservations')
-    .values({
-      id: randomUUID(),
-      status: 'active',
-      reference: input.reference,
-      expires_at: sql<Date>`now() + make_interval(secs => ${input.expiresIn})`,
-      created_by: input.createdBy,
-      created_at: sql<Date>`now()`,
-      updated_at: sql<Date>`now()`,
-    })
-    .returningAll()
+  const id = randomUUID();
+  return trx
+    .with('made', (db) =>
+      db
+        .insertInto('reservations')
+        .values({
+          id,
+          status: 'active',
+          reference: input.reference,
+          expires_at: sql<Date>`now() + make_interval(secs => ${input.expiresIn})`,
+          created_by: input.createdBy,
+          created_at: sql<Date>`now()`,
+          updated_at: sql<Date>`now()`,
+        })
+        .returningAll(),
+    )
+    .with('made_lines', (db) =>
+      db
+        .insertInto('reservation_lines')
+        .values(input.lines.map((line, position) => ({ reservation_id: id, position, variant_id: line.variant_id.toLowerCase(), quantity: line.quantity })))
+        .returningAll(),
+    )
+    .selectFrom('made')
+    .selectAll()
+    .select((eb) => jsonArrayFrom(eb.selectFrom('made_lines').selectAll().orderBy('position')).as('lines'))
     .executeTakeFirstOrThrow();
-  const lines = await trx
-    .insertInto('reservation_lines')
-    .values(input.lines.map((line, position) => ({ reservation_id: row.id, position, variant_id: line.variant_id.toLowerCase(), quantity: line.quantity })))
-    .returningAll()
-    .execute();
-  return { ...row, lines };
 }
 
 export interface ReservedMismatch {
@@ -149,12 +162,16 @@ export async function unitsHeldByOpenLines(trx: Transaction<Database>, variantId
   return row.held;
 }
 
-/** Closes reservations: their lines stop counting towards `reserved`. */
+/** Closes reservations, their lines with them in one statement: the lines stop counting towards `reserved`. */
 export async function closeReservations(trx: Transaction<Database>, ids: string[], status: 'committed' | 'released' | 'expired'): Promise<ReservationRow[]> {
-  await trx.updateTable('reservation_lines').set({ active: false }).where('reservation_id', 'in', ids).execute();
-  return trx.updateTable('reservations').set({ status, updated_at: sql<Date>`now()` }).where('id', 'in', ids).returningAll().execute();
+  return trx
+    .with('closed_lines', (db) => db.updateTable('reservation_lines').set({ active: false }).where('reservation_id', 'in', ids))
+    .updateTable('reservations')
+    .set({ status, updated_at: sql<Date>`now()` })
+    .where('id', 'in', ids)
+    .returningAll()
+    .execute();
 }
-
 
 /**
  * Claims up to `limit` active reservations whose time is up. SKIP LOCKED lets every instance

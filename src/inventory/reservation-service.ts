@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { record, SERVICE_CONTEXT, type EventContext } from '../events/event-recorder.js';
+import { record, recordMany, SERVICE_CONTEXT, type EventContext, type NewEvent } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
 import { claimLapsedReservations, closeReservations, insertReservation, lockReservation, type Reservation } from './reservation-repository.js';
@@ -101,25 +101,29 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
 
 /**
  * Closes locked, active reservations: gives their units back (or, committing, takes them off the
- * stock). The reservations and their events are written first and the variants last, in id
- * order, so a hot variant's row is locked only for its own update, movement and event.
+ * stock). The reservations are written first and the variants last, in id order, so a hot
+ * variant's row is locked only for its own update and what follows it: a release's or an
+ * expiry's events are recorded before it; a commit's, with the `variant.stock_changed` each
+ * update makes, in the one statement after the updates.
  */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const closed = await closeReservations(trx, reservations.map((reservation) => reservation.id), status);
-  const finished = await Promise.all(
-    closed.map(async (row) => {
-      const reservation = { ...row, lines: reservations.find((open) => open.id === row.id)!.lines };
-      const data = { before: { status: 'active' }, after: { status }, lines: linesOf(reservation), reference: reservation.reference };
-      await record(trx, { type: EVENT_OF[status], subjectType: 'reservation', subjectId: reservation.id, data }, context);
-      return reservation;
-    }),
-  );
+  const finished = closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
+  const events: NewEvent[] = finished.map((reservation) => ({
+    type: EVENT_OF[status],
+    subjectType: 'reservation',
+    subjectId: reservation.id,
+    data: { before: { status: 'active' }, after: { status }, lines: linesOf(reservation), reference: reservation.reference },
+  }));
   const byVariant = new Map<string, number>();
   for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
-  for (const { id } of inIdOrder([...byVariant.keys()])) {
-    const quantity = byVariant.get(id)!;
-    if (status === 'committed') await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context });
-    else await releaseUnits(trx, id, quantity);
+  const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
+  if (status === 'committed') {
+    for (const { id, quantity } of inOrder) events.push(await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context }));
+    await recordMany(trx, events, context);
+  } else {
+    await recordMany(trx, events, context);
+    for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);
   }
   return finished;
 }

@@ -227,6 +227,47 @@ describe('webhooks: administered by admins, delivered signed', () => {
     await inject({ method: 'DELETE', url: `/api/webhooks/${webhookId}`, headers: admin.auth });
   });
 
+  it("queues a reservation commit's events, recorded together, each to the webhooks its type reaches", async () => {
+    receiver.answer = () => 204;
+    const hook = async (events: string[], enabled = true) => {
+      const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events } });
+      assert.equal(created.statusCode, 201, created.body);
+      if (!enabled) assert.equal((await inject({ method: 'PUT', url: `/api/webhooks/${created.json().id}`, headers: admin.auth, payload: { url: receiverUrl, events, enabled } })).statusCode, 200);
+      return created.json().id as string;
+    };
+    const both = await hook(['reservation.committed', 'variant.stock_changed']);
+    const stockOnly = await hook(['variant.stock_changed']);
+    const everything = await hook(['*']);
+    const disabled = await hook(['*'], false);
+    try {
+      const variant = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `held-${randomUUID()}`, sku: `RES-${randomUUID().slice(0, 8)}`, name: 'Held', price: 5, stock: 4 } });
+      assert.equal(variant.statusCode, 201, variant.body);
+      const reservation = await inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: variant.json().id, quantity: 3 }] } });
+      assert.equal(reservation.statusCode, 201, reservation.body);
+      const committed = await inject({ method: 'POST', url: `/api/reservations/${reservation.json().id}/commit`, headers: admin.auth });
+      assert.equal(committed.statusCode, 200, committed.body);
+      const commitEvents = await testApp.db
+        .selectFrom('events')
+        .select(['id', 'type'])
+        .where((eb) => eb.or([eb('subject_id', '=', reservation.json().id).and('type', '=', 'reservation.committed'), eb('subject_id', '=', variant.json().id).and('type', '=', 'variant.stock_changed')]))
+        .execute();
+      assert.deepEqual(commitEvents.map((event) => event.type).sort(), ['reservation.committed', 'variant.stock_changed']);
+      const queued = await testApp.db
+        .selectFrom('webhook_deliveries')
+        .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+        .select(['webhook_deliveries.webhook_id', 'events.type'])
+        .where('webhook_deliveries.event_id', 'in', commitEvents.map((event) => event.id))
+        .execute();
+      const to = (webhookId: string) => queued.filter((row) => row.webhook_id === webhookId).map((row) => row.type).sort();
+      assert.deepEqual(to(both), ['reservation.committed', 'variant.stock_changed']);
+      assert.deepEqual(to(stockOnly), ['variant.stock_changed']);
+      assert.deepEqual(to(everything), ['reservation.committed', 'variant.stock_changed']);
+      assert.deepEqual(to(disabled), [], 'a disabled webhook gets nothing');
+    } finally {
+      for (const webhookId of [both, stockOnly, everything, disabled]) await inject({ method: 'DELETE', url: `/api/webhooks/${webhookId}`, headers: admin.auth });
+    }
+  });
+
   it('retries a delivery that got a 500 and one that timed out, on the schedule', { timeout: 60_000 }, async () => {
     const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events: ['user.role_changed'] } });
     const user = await createUser(testApp.app);
