@@ -8,9 +8,10 @@ const RECONCILIATION_LOCK = 720_431_121;
 import { callerRead } from '../sessions/caller-query.js';
 
 /**
- * The stock columns of the variants table (`stock`, `reserved`), which inventory alone writes
+ * The stock columns of the variants table (`stock`, `reserved`), which inventory alone changes
  * (a commit's update writes its stock movement in the same statement); the rest of the row is
- * the variants area's.
+ * the variants area's, which also inserts an import batch's rows with their opening stock, whose
+ * movements inventory writes (stock-service.ts, writeOpeningMovements).
  */
 
 /** A variant's row, locked for a change of its stock. */
@@ -88,14 +89,6 @@ export async function takeHeldUnits(trx: Transaction<Database>, variantId: strin
 export async function variantsByIds(trx: Transaction<Database>, ids: string[]): Promise<(VariantRow | undefined)[]> {
   const rows = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).execute();
   return ids.map((id) => rows.find((row) => row.id === id));
-}
-
-/** The first stock of many variants just created (their version stays: it is their creation's). */
-export async function writeOpeningStocks(trx: Transaction<Database>, opening: { variantId: string; stock: number }[]): Promise<void> {
-  await sql`
-    update variants set stock = opened.stock
-    from unnest(${opening.map((item) => item.variantId)}::uuid[], ${opening.map((item) => item.stock)}::integer[]) as opened (id, stock)
-    where variants.id = opened.id`.execute(trx);
 }
 
 /** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */

@@ -80,19 +80,21 @@ export async function variantsWithAttributes(trx: Transaction<Database>, wanted:
 }
 
 /**
- * New variants, with no stock yet (inventory opens it): one statement for a whole batch, its
- * values as one array a column (a multi-row VALUES of thousands of parameters costs PostgreSQL
- * more to parse than the rows cost to write).
+ * New variants with their opening stock (an import's batch; inventory writes their first
+ * movements, writeOpeningMovements): one statement for a whole batch, its values as one array a
+ * column (a multi-row VALUES of thousands of parameters costs PostgreSQL more to parse than the
+ * rows cost to write).
  */
-export async function insertVariants(trx: Transaction<Database>, variants: (VariantFields & { id: string })[]): Promise<void> {
+export async function insertVariants(trx: Transaction<Database>, variants: (VariantFields & { id: string; stock: number })[]): Promise<void> {
   if (variants.length === 0) return;
   const now = new Date();
   await sql`
     insert into variants (id, product_id, sku, name, price, attributes, stock, created_at, updated_at)
-    select id, product_id, sku, name, price, attributes, 0, ${now}, ${now}
+    select id, product_id, sku, name, price, attributes, stock, ${now}, ${now}
     from unnest(${variants.map((variant) => variant.id)}::uuid[], ${variants.map((variant) => variant.product_id)}::text[], ${variants.map((variant) => variant.sku)}::text[],
-                ${variants.map((variant) => variant.name)}::text[], ${variants.map((variant) => variant.price)}::bigint[], ${variants.map((variant) => JSON.stringify(variant.attributes))}::jsonb[])
-      as created (id, product_id, sku, name, price, attributes)`.execute(trx);
+                ${variants.map((variant) => variant.name)}::text[], ${variants.map((variant) => variant.price)}::bigint[], ${variants.map((variant) => JSON.stringify(variant.attributes))}::jsonb[],
+                ${variants.map((variant) => variant.stock)}::integer[])
+      as created (id, product_id, sku, name, price, attributes, stock)`.execute(trx);
 }
 
 export async function deleteVariant(trx: Transaction<Database>, id: string): Promise<void> {
