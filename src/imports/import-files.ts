@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { parse } from 'csv-parse';
 import type { ImportFormat } from '../db/tables.js';
 
@@ -46,7 +47,8 @@ function checkHeader(header: string[]): void {
  * line it starts on; blank lines are skipped.
  */
 export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<FileRow> {
-  const parser = Readable.from(pieces).pipe(parse({ bom: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'] }));
+  // One slice read ahead at most: slices read ahead are parsed without a turn of the event loop.
+  const parser = Readable.from(pieces, { highWaterMark: 1 }).pipe(parse({ bom: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'] }));
   let header: string[] | undefined;
   let line = 1;
   try {
@@ -77,7 +79,6 @@ export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerato
 /** The rows of a JSON lines file, one JSON object per line; blank lines are skipped. */
 export async function* jsonLines(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<FileRow> {
   const decoder = new TextDecoder('utf-8', { fatal: false });
-  let pending = '';
   let line = 0;
   const rowOf = (text: string): FileRow | undefined => {
     line += 1;
@@ -89,21 +90,44 @@ export async function* jsonLines(pieces: AsyncIterable<Uint8Array>): AsyncGenera
       return { line, source: trimmed, unreadable: 'is not valid JSON' };
     }
   };
+  // The text of the line not yet ended, in parts: only the new text is searched for a newline,
+  // so a very long line costs its length once, not once a slice.
+  let parts: string[] = [];
   for await (const piece of pieces) {
-    pending += decoder.decode(piece, { stream: true });
+    const text = decoder.decode(piece, { stream: true });
     let start = 0;
-    for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n', start)) {
-      const row = rowOf(pending.slice(start, newline));
+    for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', start)) {
+      parts.push(text.slice(start, newline));
+      const row = rowOf(parts.join(''));
+      parts = [];
       start = newline + 1;
       if (row) yield row;
     }
-    pending = pending.slice(start);
+    if (start < text.length) parts.push(text.slice(start));
   }
-  pending += decoder.decode();
-  if (pending !== '') {
-    const row = rowOf(pending);
+  const rest = parts.join('') + decoder.decode();
+  if (rest !== '') {
+    const row = rowOf(rest);
     if (row) yield row;
   }
 }
 
-export const rowsOf = (format: ImportFormat, pieces: AsyncIterable<Uint8Array>) => (format === 'csv' ? csvRows(pieces) : jsonLines(pieces));
+/** The most of a file parsed in one go; see inSlices. */
+const SLICE_BYTES = 16 * 1024;
+
+/**
+ * The pieces cut into slices of at most SLICE_BYTES, with a turn of the event loop before each
+ * slice after the first of a piece. A parser given a whole megabyte piece parsed its 30,000
+ * rows in one go, holding every request the instance was serving for a fifth of a second.
+ */
+async function* inSlices(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for await (const piece of pieces) {
+    for (let at = 0; at < piece.byteLength; at += SLICE_BYTES) {
+      if (at > 0) await setImmediate();
+      yield piece.subarray(at, at + SLICE_BYTES);
+    }
+  }
+}
+
+/** The rows of an import file, read a slice at a time (inSlices). */
+export const rowsOf = (format: ImportFormat, pieces: AsyncIterable<Uint8Array>) => (format === 'csv' ? csvRows(inSlices(pieces)) : jsonLines(inSlices(pieces)));

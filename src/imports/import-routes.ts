@@ -43,7 +43,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
           'columns present, as a PATCH (an empty cell keeps its field; an empty `attributes.<key>` cell, or `null` in JSON, ' +
           'removes the key). The import runs in the background on any instance: follow it with GET /api/variants/imports/{id}. ' +
           '`line` and `error` columns (an error report fixed and uploaded again) are ignored. Honours `Idempotency-Key` (the ' +
-          'same file and options replay the first reply). `skip_failed` stores the file in batches of 1,000 rows, each in a ' +
+          'same file and options replay the first reply). `skip_failed` stores the file in batches of 500 rows, each in a ' +
           'transaction of its own; `reject_all` (all or nothing) and every dry run go through the file in one transaction, ' +
           'which holds the variants it touches until it ends: on the embedded database (one connection) other requests wait ' +
           'for it, so run large all-or-nothing imports on PostgreSQL.',
