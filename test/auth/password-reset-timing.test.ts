@@ -10,6 +10,12 @@ import { JWT_SECRET, createScratchDatabase, onPostgres, uniqueEmail, useAppWithA
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** Rounds of the reset timing's first reading, and of its longer one when the first is unclear. */
+const FIRST_ROUNDS = 24;
+const MOST_ROUNDS = 72;
+/** API.md section 10: an account gets at most 3 reset mails an hour; a fourth ask sends none. */
+const RESET_MAILS_AN_HOUR = 3;
+
 /** Times one request, in milliseconds. */
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = process.hrtime.bigint();
@@ -44,7 +50,8 @@ describe('password reset timing', () => {
     try {
       const post = (path: string, body: object) =>
         fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((reply) => reply.text());
-      const emails = Array.from({ length: 8 }, () => uniqueEmail('timed'));
+      // Enough accounts for the longest reading, each asked at most as often as it gets reset mails in an hour.
+      const emails = Array.from({ length: Math.ceil(MOST_ROUNDS / RESET_MAILS_AN_HOUR) }, () => uniqueEmail('timed'));
       for (const email of emails) await post('/api/auth/register', { email, password: 'password-123', name: 'Timed' });
       await eventually(() => (catcher.mails.length >= emails.length ? true : undefined), 'the registration mails');
       const askKnown = async (round: number) => {
@@ -63,20 +70,29 @@ describe('password reset timing', () => {
       // last writes may still run). Comparing the two kinds' medians instead would compare two mixes
       // of fast and slow asks, where one sample moves a median from one group to the other (seen
       // as 0.70 and 1.55 on a quiet machine); single asks vary from 2 to 20 ms, and the median of
-      // the rounds' ratios measured 0.93 to 1.17 over five runs.
+      // the rounds' ratios measured 0.93 to 1.17 over five runs (with 8 accounts asked three times
+      // each; now the first 24 rounds ask 24 accounts once each, and two first readings on a quiet
+      // machine were 0.87 and one under 0.8, which 72 rounds then brought within the bounds).
       const ratios: number[] = [];
-      for (let round = 0; round < 24; round++) {
-        if (round % 2 === 0) {
-          const unknown = await askUnknown(round);
-          ratios.push((await askKnown(round)) / unknown);
-        } else {
-          const known = await askKnown(round);
-          ratios.push(known / (await askUnknown(round)));
+      const measure = async (rounds: number) => {
+        for (let round = ratios.length; round < rounds; round++) {
+          if (round % 2 === 0) {
+            const unknown = await askUnknown(round);
+            ratios.push((await askKnown(round)) / unknown);
+          } else {
+            const known = await askKnown(round);
+            ratios.push(known / (await askUnknown(round)));
+          }
         }
-      }
+      };
+      await measure(FIRST_ROUNDS);
+      // A first reading outside 0.8 to 1.2 is measured longer, not retried: a loaded machine once read
+      // 1.37 over 24 rounds whose single ratios ran from 0.25 to 2.79, and three times the rounds
+      // narrow the median where a retry would only give chance another go.
+      if (!(median(ratios) > 0.8 && median(ratios) < 1.2)) await measure(MOST_ROUNDS);
       const ratio = median(ratios);
       // What could leak is work added before the reply for a known account: a slower reply.
-      assert.ok(ratio > 0.67 && ratio < 1.33, `known/unknown: median ratio ${ratio.toFixed(2)} of 24 rounds (${ratios.map((each) => each.toFixed(2)).join(' ')})`);
+      assert.ok(ratio > 0.67 && ratio < 1.33, `known/unknown: median ratio ${ratio.toFixed(2)} of ${ratios.length} rounds (${ratios.map((each) => each.toFixed(2)).join(' ')})`);
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;
