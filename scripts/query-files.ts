@@ -45,7 +45,9 @@ export function queryFiles(): Record<string, string> {
   for (const read of [...CALLER_READS].sort((a, b) => a.name.localeCompare(b.name))) {
     const [area, what] = read.name.split('.') as [string, string];
     // The user's form in full; a client's differs only in the caller's part, shown above.
-    add(area, `${what}: the data beside a user's caller row (callerRead '${read.name}')`, read.statements(compiler).user);
+    const statements = read.statements(compiler);
+    add(area, `${what}: the data beside a user's caller row (callerRead '${read.name}')`, statements.user);
+    add(area, `${what}, alone: for a caller this instance knows (sessions/known-callers.ts)`, statements.alone);
   }
   return Object.fromEntries(Object.entries(files).map(([area, statements]) => [`${area}.sql`, `${HEADER}\n${statements.join('\n')}`]));
 }

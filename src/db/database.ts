@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeFeed, CHANGES_CHANNEL } from './change-feed.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { TracedDialect } from './traced-dialect.js';
 import type { Database } from './tables.js';
@@ -46,6 +47,8 @@ export interface DatabaseHandle {
    * embedded database is one connection: a transaction holds it until it ends.
    */
   concurrent: boolean;
+  /** Changes committed by any instance, as triggers notify them (change-feed.ts). */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -53,8 +56,9 @@ const INT8_OID = 20;
 const parseInt8 = (value: string) => Number(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000) : undefined;
-  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir, options.image));
+  const changes = new ChangeFeed();
+  const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000, changes) : undefined;
+  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir, options.image, changes));
   const dialect = options.traced ? new TracedDialect(plain) : plain;
   const onStatement = options.onStatement;
   const db = new Kysely<Database>({ dialect, ...(onStatement ? { log: (event) => onStatement(event.query.sql) } : {}) });
@@ -64,6 +68,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       await sql`select 1`.execute(db);
     },
     concurrent: pool !== undefined,
+    changes,
     poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 1, idle: 0, waiting: 0 }),
     close: () => db.destroy(),
   };
@@ -105,7 +110,7 @@ function statementName(text: string): string | null {
   return name;
 }
 
-function createPool(connectionString: string, max: number, statementTimeoutMs: number): pg.Pool {
+function createPool(connectionString: string, max: number, statementTimeoutMs: number, changes: ChangeFeed): pg.Pool {
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString,
@@ -129,11 +134,41 @@ function createPool(connectionString: string, max: number, statementTimeoutMs: n
   // client); unheard, either kills the process. The failed query itself still rejects, and
   // the pool drops the dead client on release.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    listenForChanges(client, changes);
+  });
   return pool;
 }
 
-async function createPGlite(dataDir: string, image?: Blob): Promise<PGlite> {
+/**
+ * A new connection listens before it runs anything else: pg-pool announces it ('connect') before
+ * handing it out, and a connection runs its statements in order. What was notified before it
+ * listened is lost to it, so its start is a gap of the feed, reported once it listens (before the
+ * result of any statement sent after LISTEN).
+ */
+function listenForChanges(client: pg.PoolClient, changes: ChangeFeed): void {
+  client.on('notification', (message) => {
+    if (message.channel === CHANGES_CHANNEL && message.payload) changes.deliver(message.payload);
+  });
+  client.query(`listen ${CHANGES_CHANNEL}`).then(
+    () => changes.gap(),
+    // The connection failed; the pool drops it, and the next one reports its own start.
+    () => changes.gap(),
+  );
+}
+
+/**
+ * PGlite is one connection in this process: it listens once, and hands over a transaction's
+ * notifications before the COMMIT that sends them resolves.
+ */
+async function createPGlite(dataDir: string, image: Blob | undefined, changes: ChangeFeed): Promise<PGlite> {
+  const pglite = await openPGlite(dataDir, image);
+  await pglite.listen(CHANGES_CHANNEL, (payload) => changes.deliver(payload));
+  return pglite;
+}
+
+async function openPGlite(dataDir: string, image?: Blob): Promise<PGlite> {
   if (dataDir === 'memory://') {
     const pglite = new PGlite(image ? { loadDataDir: image } : {});
     await pglite.waitReady;

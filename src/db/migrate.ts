@@ -18,6 +18,7 @@ import { privacy } from './migrations/0016-privacy.js';
 import { imports } from './migrations/0017-imports.js';
 import { eventTraceContext } from './migrations/0018-event-trace-context.js';
 import { reservedReconciliation } from './migrations/0019-reserved-reconciliation.js';
+import { callerChangeNotifications } from './migrations/0020-caller-change-notifications.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017-imports': imports,
   '0018-event-trace-context': eventTraceContext,
   '0019-reserved-reconciliation': reservedReconciliation,
+  '0020-caller-change-notifications': callerChangeNotifications,
 };
 
 const staticProvider: MigrationProvider = {

@@ -4,6 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
 import { besideCaller, callerAlone, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+import { rowNow, takeTouchDue, type KnownCaller, type KnownCallers } from './known-callers.js';
 
 /** Who makes a request, once admitted. */
 export interface Caller {
@@ -27,6 +28,8 @@ export interface AdmissionHost {
   touchClient(clientId: string, secretId: string | null): void;
   /** MFA_REQUIRED_ROLES and MFA_STEP_UP_MAX_AGE. */
   readonly secondFactors: SecondFactorPolicy;
+  /** The callers this instance admitted, current until a change of theirs is notified. */
+  readonly knownCallers: KnownCallers;
 }
 
 /** Who must have a second factor, and how fresh it must be for a step-up route. */
@@ -62,6 +65,7 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
  * A handler reaches the database through it in one of four ways:
  * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
  * - `readPage(query)`: a list, likewise, its order kept;
+ *   (both read the data alone for a caller this instance knows: see `readAsKnown`)
  * - `transaction(work)`: a write, whose transaction's first statement checks the caller;
  * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
  *   connection between a read and a write (argon2, DNS).
@@ -134,8 +138,12 @@ export class Access {
 
   /** A keyed read beside the caller (callerRead in a repository): the data rows, for an admitted caller. */
   async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
+    if (this.admitted) return query.alone(this.database, values);
+    const known = await this.readAsKnown(() => query.alone(this.database, values));
+    if (known) return known;
+    const mark = this.host.knownCallers.mark();
     const rows = await query.run(this.database, this.key!, this.gate(), values);
-    if (!this.admitted) this.#decision ??= this.decide(rows[0]);
+    this.#decision ??= this.decide(rows[0], mark);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
   }
@@ -143,10 +151,33 @@ export class Access {
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
     if (this.admitted) return query(this.database).execute() as Promise<Row[]>;
+    const known = await this.readAsKnown(() => query(this.database).execute() as Promise<Row[]>);
+    if (known) return known;
+    const mark = this.host.knownCallers.mark();
     const rows = (await besideCaller(this.database, callerOf(this.database, this.key!), this.gate(), query(this.database), true).execute()) as CallerColumns[];
-    this.#decision ??= this.decide(rows[0]);
+    this.#decision ??= this.decide(rows[0], mark);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
+  }
+
+  /**
+   * A read without the caller's row, for a caller this instance knows and whose known row lets it
+   * in here: the data is read alone (one statement outside any transaction), and used only if the
+   * caller is still known once it is in, since PostgreSQL delivers the notification of any change
+   * committed before the statement ended ahead of its rows (known-callers.ts). Undefined when the
+   * caller is unknown, refused by its known row, or changed meanwhile: the read goes beside the
+   * caller's row, which the database answers for.
+   */
+  private async readAsKnown<Row>(readData: () => Promise<Row[]>): Promise<Row[] | undefined> {
+    if (this.admitted || !this.key) return undefined;
+    const callers = this.host.knownCallers;
+    const known = callers.get(this.key);
+    if (!known || !this.lets(rowNow(known))) return undefined;
+    const rows = await readData();
+    if (!callers.isCurrent(known)) return undefined;
+    this.#decision ??= this.admitKnown(known);
+    await this.#decision;
+    return rows;
   }
 
   /**
@@ -167,7 +198,10 @@ export class Access {
 
   private admitWith(db: Kysely<Database>): Promise<Caller | undefined> {
     if (this.rule.public) return Promise.resolve(undefined);
-    this.#decision ??= callerAlone(db, this.key!).then((rows) => this.decide(rows[0]));
+    if (!this.#decision) {
+      const mark = this.host.knownCallers.mark();
+      this.#decision = callerAlone(db, this.key!).then((rows) => this.decide(rows[0], mark));
+    }
     return this.#decision;
   }
 
@@ -193,7 +227,8 @@ export class Access {
    * without the route's scope 403 `insufficient_scope`; on a step-up route, a user with a factor
    * whose session has not verified it within MFA_STEP_UP_MAX_AGE 403 `step_up_required`.
    */
-  private async decide(row: CallerColumns | undefined): Promise<Caller> {
+  private async decide(row: CallerColumns | undefined, mark?: number): Promise<Caller> {
+    if (row && this.key && mark !== undefined) this.host.knownCallers.remember(this.key, row, mark);
     let refusal: AppError | undefined;
     if (!row) refusal = withChallenge(invalidToken());
     else if (row.caller__kind === 'user' && row.caller__status === 'suspended') refusal = accountSuspended();
@@ -205,17 +240,41 @@ export class Access {
     const admitted = row!;
     if (admitted.caller__kind === 'client') await this.host.spendClientBudget(admitted.caller__id, admitted.caller__rate_limit);
     this.authorize(admitted);
-    if (admitted.caller__stale) {
-      if (this.key?.kind === 'user') this.host.touchSession(this.key.sessionId);
-      else this.host.touchClient(admitted.caller__id, admitted.caller__credential);
-    }
+    if (admitted.caller__stale) this.touch(admitted);
+    return this.admitAs(admitted);
+  }
+
+  /** A known caller whose row lets it in: its budget, its use noted when due, and it is the caller. */
+  private async admitKnown(known: KnownCaller): Promise<Caller> {
+    const row = known.row;
+    if (row.caller__kind === 'client') await this.host.spendClientBudget(row.caller__id, row.caller__rate_limit);
+    if (takeTouchDue(known)) this.touch(row);
+    return this.admitAs(row);
+  }
+
+  private touch(row: CallerColumns): void {
+    if (this.key?.kind === 'user') this.host.touchSession(this.key.sessionId);
+    else this.host.touchClient(row.caller__id, row.caller__credential);
+  }
+
+  private admitAs(row: CallerColumns): Caller {
     this.#caller = {
-      kind: admitted.caller__kind,
-      id: admitted.caller__id,
-      role: admitted.caller__role,
+      kind: row.caller__kind,
+      id: row.caller__id,
+      role: row.caller__role,
       sessionId: this.key?.kind === 'user' ? this.key.sessionId : undefined,
     };
     return this.#caller;
+  }
+
+  /** Whether a live, active caller's row lets it in under this route's rule (no refusal to tell). */
+  private lets(row: CallerColumns): boolean {
+    try {
+      this.authorize(row);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The rule's roles (or self) and second factor for a user; its scopes for an API client. */

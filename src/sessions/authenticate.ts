@@ -10,6 +10,7 @@ import { Access, type AdmissionHost } from './admission.js';
 import type { CallerKey } from './caller-query.js';
 import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
 import { touchClient } from './client-use-repository.js';
+import type { KnownCallers } from './known-callers.js';
 import { touchSession } from './session-repository.js';
 import { isClientToken, type TokenIssuer } from './token-issuer.js';
 
@@ -48,7 +49,7 @@ export function requireAccessRule(route: RouteOptions): void {
  * them spends its caller's. Whether the caller may act is asked of the database with the
  * handler's first statement (admission.ts).
  */
-export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer) {
+export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer, knownCallers: KnownCallers) {
   const host = (request: FastifyRequest): AdmissionHost => ({
     spendAddressBudget: () => spendAddressBudget(app, request),
     spendClientBudget: (clientId, limit) => app.rateLimiter.spend(`client:${clientId}`, limit ?? app.config.apiRateLimit),
@@ -56,6 +57,7 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
       touchSession(database, sessionId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
     },
     secondFactors: { requiredRoles: app.config.mfaRequiredRoles, stepUpMaxAgeSeconds: app.config.mfaStepUpMaxAgeSeconds },
+    knownCallers,
     touchClient: (clientId, secretId) => {
       touchClient(database, clientId, secretId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the API client as used'));
     },

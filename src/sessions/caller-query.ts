@@ -46,6 +46,10 @@ export interface CallerColumns {
   caller__mfa_enrolled: boolean;
   /** Whole seconds since the session last verified a second factor; null if it never did (or a client). */
   caller__mfa_age: number | null;
+  /** Seconds until the credentials stop counting by themselves (a session's or a secret's end); null: never. */
+  caller__expires_in: number | null;
+  /** Seconds since their use was last noted (the session's, or the older of a client's and its secret's); null: never. */
+  caller__idle_for: number | null;
 }
 
 /**
@@ -84,6 +88,8 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       sql<string | null>`null::uuid`.as('caller__credential'),
       sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
       sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
+      sql<number | null>`extract(epoch from sessions.expires_at - now())::float8`.as('caller__expires_in'),
+      sql<number | null>`extract(epoch from now() - sessions.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('users.id', '=', key.userId)
     .where('users.deleted_at', 'is', null);
@@ -113,6 +119,9 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
       'api_clients.rate_limit as caller__rate_limit',
       'api_client_secrets.id as caller__credential',
       ...CLIENT_HAS_NO_FACTOR,
+      sql<number | null>`extract(epoch from api_client_secrets.expires_at - now())::float8`.as('caller__expires_in'),
+      sql<number | null>`case when api_clients.last_used_at is null or api_client_secrets.last_used_at is null then null
+        else extract(epoch from now() - least(api_clients.last_used_at, api_client_secrets.last_used_at))::float8 end`.as('caller__idle_for'),
     ])
     .where('api_client_secrets.secret_hash', '=', key.secretHash);
 }
@@ -136,6 +145,9 @@ export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string;
       'api_clients.rate_limit as caller__rate_limit',
       sql<string | null>`null::uuid`.as('caller__credential'),
       ...CLIENT_HAS_NO_FACTOR,
+      // The token's own expiry is checked with its signature, on every request.
+      sql<number | null>`null::float8`.as('caller__expires_in'),
+      sql<number | null>`extract(epoch from now() - api_clients.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('api_clients.id', '=', key.clientId);
 }
@@ -218,8 +230,10 @@ export interface CallerRead<Row, Values extends unknown[]> {
   name: string;
   /** Reads the data beside the caller: one row per data row, or the caller's row alone. */
   run(db: Kysely<Database>, key: CallerKey, gate: Gate, values: Values): Promise<(CallerColumns & Partial<Row> & { caller__row: unknown })[]>;
-  /** The statement as built for each kind of caller, for queries/ (values left as they come). */
-  statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string };
+  /** Reads the data alone, for a caller the instance knows (known-callers.ts). */
+  alone(db: Kysely<Database>, values: Values): Promise<Row[]>;
+  /** The statement as built for each kind of caller, and alone, for queries/ (values left as they come). */
+  statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string; alone: string };
 }
 
 /** Every caller read of the repositories, as their modules define them: queries/ is written from these. */
@@ -238,10 +252,12 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
     beside(db, clientSecretCaller(db, { secretHash }), gateValuesIn(rest), valuesIn<Values>(rest));
   const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], issuedAt: Date, ...rest: [...GateValues, ...Values]) =>
     beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, issuedAt }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
   const prepared = { user: preparedQuery(forUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
   const read: CallerRead<Row, Values> = {
     name,
+    alone: (db, values) => dataAlone(db, ...values) as Promise<Row[]>,
     run: (db, key, gate, values) => {
       switch (key.kind) {
         case 'user':
@@ -256,6 +272,7 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
       user: forUser(db, '$user', '$session', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       clientSecret: forClientSecret(db, '$secret_hash', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       clientToken: forClientToken(db, '$client', [], new Date(0), ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      alone: data(db, ...sampleValues()).compile().sql,
     }),
   };
   CALLER_READS.push(read as unknown as CallerRead<unknown, never>);

@@ -1,0 +1,133 @@
+import type { ChangeFeed } from '../db/change-feed.js';
+import type { CallerColumns, CallerKey } from './caller-query.js';
+
+/** Past this many, the instance starts over: callers in use come back with their next read. */
+const MOST_KNOWN = 50_000;
+/** A known caller is read again after this long even if nothing notified a change: a bound, not a rule. */
+const LONGEST_KNOWN_MS = 5 * 60_000;
+/** How often a session or client in use is noted as used (`last_used_at`), as the caller check does. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** A caller as its row was read, live and active then, and when this instance must look again. */
+export interface KnownCaller {
+  readonly key: string;
+  readonly row: CallerColumns;
+  /** `performance.now()` when the row was read. */
+  readonly readAt: number;
+  /** Past this the row is read again: the credential's own end, or LONGEST_KNOWN_MS. */
+  readonly validUntil: number;
+  /** When its use is next noted; moved forward each time. */
+  touchDueAt: number;
+}
+
+/** The key a caller is known under: its credentials, all of what its row depends on. */
+function keyOf(key: CallerKey): string {
+  switch (key.kind) {
+    case 'user':
+      return `user ${key.userId} ${key.sessionId}`;
+    case 'client-secret':
+      return `secret ${key.secretHash}`;
+    case 'client-token':
+      return `token ${key.clientId} ${key.issuedAt.getTime()} ${key.scopes.join(' ')}`;
+  }
+}
+
+/**
+ * The callers this instance admitted, so that a read of theirs needs no caller row beside its data.
+ * A caller is forgotten as soon as the change feed says its user or client changed (a trigger
+ * notifies every change of what the caller check reads, migration 0020), and everything is
+ * forgotten at a gap of the feed. A read that used a known caller asks `isCurrent` once its rows
+ * are in: PostgreSQL hands a connection the notifications of every transaction that committed
+ * before the read's statement ended, ahead of its rows (change-feed.ts), so a change committed
+ * before the request began has made the caller unknown by then, and the request reads again
+ * with the caller's row. Time alone (a session's end, a step-up's age) is worked out from the
+ * row's own figures on this instance's monotonic clock.
+ */
+export class KnownCallers {
+  readonly #known = new Map<string, KnownCaller>();
+  /** The known keys of each user or client, to forget them together. */
+  readonly #keysOf = new Map<string, Set<string>>();
+  /** Moves on every change heard, so a row read while one arrived is not kept. */
+  #changes = 0;
+
+  constructor(feed: ChangeFeed) {
+    feed.subscribe('caller', (id) => (id === undefined ? this.forgetAll() : this.forget(id)));
+  }
+
+  /** The caller of these credentials, known and still current; undefined: read its row. */
+  get(key: CallerKey, now = performance.now()): KnownCaller | undefined {
+    const known = this.#known.get(keyOf(key));
+    if (!known) return undefined;
+    if (now >= known.validUntil) {
+      this.#drop(known);
+      return undefined;
+    }
+    return known;
+  }
+
+  /** Whether nothing changed `known` since it was taken from here. */
+  isCurrent(known: KnownCaller): boolean {
+    return this.#known.get(known.key) === known;
+  }
+
+  /** Taken before a caller's row is read; `remember` keeps the row only if no change came since. */
+  mark(): number {
+    return this.#changes;
+  }
+
+  /**
+   * Keeps a caller's row read at `readAt`, if it was live and active and nothing changed since
+   * `mark`. `touched`: the read noted the use just now (or it was noted less than a minute ago).
+   */
+  remember(key: CallerKey, row: CallerColumns, mark: number, readAt = performance.now()): void {
+    if (mark !== this.#changes || !row.caller__live || row.caller__status !== 'active') return;
+    const expiresIn = row.caller__expires_in === null ? Infinity : row.caller__expires_in * 1000;
+    const validUntil = readAt + Math.min(expiresIn, LONGEST_KNOWN_MS);
+    // Noted as used now if it was stale (the read notes it); else when its last use turns a minute old.
+    const touchDueAt = row.caller__stale || row.caller__idle_for === null ? readAt + TOUCH_EVERY_MS : readAt + TOUCH_EVERY_MS - row.caller__idle_for * 1000;
+    if (this.#known.size >= MOST_KNOWN) this.forgetAll();
+    const known: KnownCaller = { key: keyOf(key), row, readAt, validUntil, touchDueAt };
+    const previous = this.#known.get(known.key);
+    if (previous) this.#drop(previous);
+    this.#known.set(known.key, known);
+    let keys = this.#keysOf.get(row.caller__id);
+    if (!keys) this.#keysOf.set(row.caller__id, (keys = new Set()));
+    keys.add(known.key);
+  }
+
+  /** Every key of a user or client: its role, status, sessions, factors, scopes or secrets changed. */
+  forget(id: string): void {
+    this.#changes++;
+    const keys = this.#keysOf.get(id);
+    if (!keys) return;
+    this.#keysOf.delete(id);
+    for (const key of keys) this.#known.delete(key);
+  }
+
+  forgetAll(): void {
+    this.#changes++;
+    this.#known.clear();
+    this.#keysOf.clear();
+  }
+
+  #drop(known: KnownCaller): void {
+    this.#known.delete(known.key);
+    const keys = this.#keysOf.get(known.row.caller__id);
+    keys?.delete(known.key);
+    if (keys?.size === 0) this.#keysOf.delete(known.row.caller__id);
+  }
+}
+
+/** The row as it stands now: the second factor's age grown by the time since it was read (rounded up). */
+export function rowNow(known: KnownCaller, now = performance.now()): CallerColumns {
+  const age = known.row.caller__mfa_age;
+  if (age === null) return known.row;
+  return { ...known.row, caller__mfa_age: age + Math.ceil((now - known.readAt) / 1000) };
+}
+
+/** Whether the caller's use is due to be noted; if so, the next note is a minute away. */
+export function takeTouchDue(known: KnownCaller, now = performance.now()): boolean {
+  if (now < known.touchDueAt) return false;
+  known.touchDueAt = now + TOUCH_EVERY_MS;
+  return true;
+}
