@@ -8,9 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { startService } from '../test/helpers/service-process.js';
 import { formatTable } from './measure.js';
-import { answeredAll, callerOfToken, compareWithReference, measureReference, seed, serviceEnvironment } from './setup.js';
+import { answeredAll, callerOfToken, compareWithReference, measureReference, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -24,7 +23,7 @@ const { values: options } = parseArgs({
 const load = { connections: Number(options.connections), duration: Number(options.duration) };
 const scratch = await createScratchDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 'compare');
 try {
-  const service = await startService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
+  const service = await startBenchService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
   const data = await seed(service.baseUrl);
   const comparison = await compareWithReference(service, scratch.url, data, load, Number(options.rounds));
   // The bare route sending the service's own statement: the ceiling the required caller check leaves.

@@ -11,10 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { startService } from '../test/helpers/service-process.js';
 import { runCheckout } from './checkout.js';
 import { measure } from './measure.js';
-import { benchScenarios, seed, serviceEnvironment } from './setup.js';
+import { benchScenarios, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, 'log-level': { type: 'string', default: 'info' }, keep: { type: 'string' }, mixed: { type: 'boolean', default: false } },
@@ -36,7 +35,7 @@ const scratch = await createScratchDatabase(serverUrl, 'profile');
 const profileDirectory = await mkdtemp(path.join(os.tmpdir(), 'cpu-profile-'));
 try {
   const environment = { ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] };
-  const service = await startService(environment, 'src/server.ts', ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`]);
+  const service = await startBenchService(environment, ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`]);
   const data = await seed(service.baseUrl);
   if (options.mixed) {
     // As in `npm run bench`, where the by-id read is compared after every other scenario has run.

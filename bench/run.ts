@@ -11,14 +11,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
-import { postJson, startService } from '../test/helpers/service-process.js';
+import { postJson } from '../test/helpers/service-process.js';
 import { runCatalogueBench } from './catalogue.js';
 import { runCheckout } from './checkout.js';
 import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 import { runTracingComparison } from './tracing.js';
-import { answeredAll, benchScenarios, callerOfToken, compareWithReference, measureReference, pick, seed, serviceEnvironment } from './setup.js';
+import { answeredAll, benchScenarios, callerOfToken, compareWithReference, measureReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -63,7 +63,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   const scratch = kind === 'postgres' ? await createScratchDatabase(serverUrl, 'bench') : undefined;
   const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
   const database = scratch ? { url: scratch.url } : { dataDir: dataDir! };
-  let service = await startService(await serviceEnvironment(database));
+  let service = await startBenchService(await serviceEnvironment(database));
   try {
     const data = await seed(service.baseUrl);
     if (options['catalogue-only']) {
@@ -185,7 +185,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
 
       service.child.kill('SIGTERM');
       await service.exited;
-      service = await startService(await serviceEnvironment(database, 2));
+      service = await startBenchService(await serviceEnvironment(database, 2));
       const relogin = await postJson(`${service.baseUrl}/api/auth/login`, { email: 'bench-admin@example.com', password: 'bench-admin-password' });
       const twoWorkers = await measure(service.baseUrl, { name: 'GET /api/variants/{id}, WORKERS=2', path: () => `/api/variants/${pick(data.variants).id}`, headers: { authorization: `Bearer ${relogin.body?.access_token}` } }, { connections, duration });
       say(formatTable([service1, twoWorkers]));
@@ -204,7 +204,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
 say(`## Run of ${new Date().toISOString()} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}`);
 say();
 if (options.scale) {
-  await runScaleComparison(serverUrl, { connections, duration, say, startService: async (url) => startService(await serviceEnvironment({ url })) });
+  await runScaleComparison(serverUrl, { connections, duration, say, startService: async (url) => startBenchService(await serviceEnvironment({ url })) });
 } else {
   const kinds = options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   for (const kind of kinds) await benchDatabase(kind);

@@ -7,6 +7,14 @@ import { measure, type Figures, type Scenario } from './measure.js';
 
 export const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
+/**
+ * The service as `npm start` runs it: the build in dist/ (`npm run bench` builds it first when the
+ * sources changed, as `npm start` does), not the sources through tsx.
+ */
+export function startBenchService(environment: Record<string, string>, nodeArguments: string[] = []) {
+  return startService(environment, 'dist/server.js', nodeArguments);
+}
+
 export async function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Promise<Record<string, string>> {
   return {
     PORT: await freePort(),

@@ -1,8 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startService } from '../test/helpers/service-process.js';
 import { measure, type Figures } from './measure.js';
-import { pick, serviceEnvironment } from './setup.js';
+import { pick, serviceEnvironment, startBenchService } from './setup.js';
 
 /** A local OTLP/HTTP receiver that takes every export and answers 200, counting the requests. */
 async function startReceiver(): Promise<{ url: string; exports: () => number; close: () => Promise<void> }> {
@@ -31,7 +30,7 @@ export async function runTracingComparison(
   options: { connections: number; duration: number; rounds: number },
 ) {
   const receiver = await startReceiver();
-  const traced = await startService({
+  const traced = await startBenchService({
     ...(await serviceEnvironment({ url: databaseUrl })),
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_TRACES_SAMPLER: 'always_on',

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import v8 from 'node:v8';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
@@ -83,6 +84,16 @@ function superviseWorkers(count: number): void {
     });
   }
 }
+
+/**
+ * V8 moves an allocation site to the old generation once most of its objects outlive a young
+ * collection. At start-up under load (cold code, requests in flight across small young
+ * collections) it did so for the request path's own objects (the request, its headers, rows),
+ * and kept that for the life of the process: every young collection then took 4 to 6 ms instead
+ * of about 1 ms, with a request's objects promoted and left for the old generation's collector
+ * (bench/README.md, "Where the time goes"). Requests' objects are short-lived by nature.
+ */
+v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 const config = readConfig();
 if (config.workers > 1 && cluster.isPrimary) {
