@@ -16,16 +16,21 @@ export interface Caller {
   sessionId: string | undefined;
 }
 
-/** What the admission needs of the app around it. */
+/** The request an admission serves, as far as the admission reads it (its host reads the rest). */
+export interface AdmissionRequest {
+  readonly params: unknown;
+}
+
+/** What the admission needs of the app around it: one for the app, told which request asks. */
 export interface AdmissionHost {
   /** A refused credential spends its address's budget, like a request without one. */
-  spendAddressBudget(): Promise<void>;
+  spendAddressBudget(request: AdmissionRequest): Promise<void>;
   /** An API client's request spends the client's own budget (its `rate_limit`, else API_RATE_LIMIT). */
   spendClientBudget(clientId: string, limit: number | null): Promise<void>;
   /** Notes the session as used (at most once a minute; see caller__stale). */
-  touchSession(sessionId: string): void;
+  touchSession(request: AdmissionRequest, sessionId: string): void;
   /** Notes the client, and the secret it sent, as used (at most once a minute). */
-  touchClient(clientId: string, secretId: string | null): void;
+  touchClient(request: AdmissionRequest, clientId: string, secretId: string | null): void;
   /** MFA_REQUIRED_ROLES and MFA_STEP_UP_MAX_AGE. */
   readonly secondFactors: SecondFactorPolicy;
   /** The callers this instance admitted, current until a change of theirs is notified. */
@@ -83,8 +88,8 @@ export class Access {
     /** The credentials' caller; undefined on a public route. */
     readonly key: CallerKey | undefined,
     private readonly host: AdmissionHost,
-    /** The value of the rule's `orSelf` parameter, read when the request's parameters are valid. */
-    private readonly selfParameter: () => string | undefined,
+    /** Its `orSelf` parameter is read once the request's parameters are valid. */
+    private readonly request: AdmissionRequest,
   ) {}
 
   /** Whether the caller has been admitted (a public route is, from the start). */
@@ -125,7 +130,7 @@ export class Access {
   }
 
   private gate(): Gate {
-    const selfId = this.rule.orSelf ? (this.selfParameter()?.toLowerCase() ?? null) : null;
+    const selfId = this.rule.orSelf ? ((this.request.params as Record<string, string | undefined>)[this.rule.orSelf]?.toLowerCase() ?? null) : null;
     const policy = this.host.secondFactors;
     return {
       roles: this.rule.roles ?? [],
@@ -234,7 +239,7 @@ export class Access {
     else if (row.caller__kind === 'user' && row.caller__status === 'suspended') refusal = accountSuspended();
     else if (!row.caller__live || row.caller__status !== 'active') refusal = withChallenge(invalidToken());
     if (refusal) {
-      await this.host.spendAddressBudget();
+      await this.host.spendAddressBudget(this.request);
       throw refusal;
     }
     const admitted = row!;
@@ -253,8 +258,8 @@ export class Access {
   }
 
   private touch(row: CallerColumns): void {
-    if (this.key?.kind === 'user') this.host.touchSession(this.key.sessionId);
-    else this.host.touchClient(row.caller__id, row.caller__credential);
+    if (this.key?.kind === 'user') this.host.touchSession(this.request, this.key.sessionId);
+    else this.host.touchClient(this.request, row.caller__id, row.caller__credential);
   }
 
   private admitAs(row: CallerColumns): Caller {

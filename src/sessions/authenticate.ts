@@ -6,13 +6,13 @@ import { AppError, invalidToken } from '../http/errors.js';
 import { problemBody, PROBLEM_CONTENT_TYPE } from '../http/problem-reply.js';
 import { spendAddressBudget, spendAnonymous } from '../http/security.js';
 import { PUBLIC, type AccessRule } from './access-rule.js';
-import { Access, type AdmissionHost } from './admission.js';
+import { Access, type AdmissionHost, type AdmissionRequest } from './admission.js';
 import type { CallerKey } from './caller-query.js';
 import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
 import { touchClient } from './client-use-repository.js';
 import type { KnownCallers } from './known-callers.js';
 import { touchSession } from './session-repository.js';
-import { isClientToken, type TokenIssuer } from './token-issuer.js';
+import { isClientToken, type AccessTokenClaims, type TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +29,40 @@ const unauthenticated = () =>
   });
 
 const refusedToken = () => new AppError('invalid_token', invalidToken().detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+
+const MOST_SECRETS_KEPT = 10_000;
+
+/**
+ * One key object for each credential, given out again for as long as the credential is in use:
+ * known-callers.ts keeps callers under their key object. An access token's claims are one object
+ * while the token is remembered (verified-tokens.ts); a secret's key is kept under its hash.
+ */
+class CallerKeys {
+  readonly #ofClaims = new WeakMap<AccessTokenClaims, CallerKey>();
+  readonly #ofSecretHashes = new Map<string, CallerKey>();
+
+  ofClaims(claims: AccessTokenClaims): CallerKey {
+    let key = this.#ofClaims.get(claims);
+    if (!key) {
+      key = isClientToken(claims)
+        ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), issuedAt: new Date(claims.iat * 1000) }
+        : { kind: 'user', userId: claims.sub, sessionId: claims.sid };
+      this.#ofClaims.set(claims, key);
+    }
+    return key;
+  }
+
+  ofSecretHash(secretHash: string): CallerKey {
+    let key = this.#ofSecretHashes.get(secretHash);
+    if (!key) {
+      // Past the bound the memory starts over; secrets in use come back with their next request.
+      if (this.#ofSecretHashes.size >= MOST_SECRETS_KEPT) this.#ofSecretHashes.clear();
+      key = { kind: 'client-secret', secretHash };
+      this.#ofSecretHashes.set(secretHash, key);
+    }
+    return key;
+  }
+}
 
 /** Routes that must declare their rule: everything the API serves. */
 const needsRule = (url: string) => url.startsWith('/api') || url.startsWith('/.well-known');
@@ -50,34 +84,34 @@ export function requireAccessRule(route: RouteOptions): void {
  * handler's first statement (admission.ts).
  */
 export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer, knownCallers: KnownCallers) {
-  const host = (request: FastifyRequest): AdmissionHost => ({
-    spendAddressBudget: () => spendAddressBudget(app, request),
+  // The admission's requests are this app's Fastify requests.
+  const fastifyRequest = (request: AdmissionRequest) => request as FastifyRequest;
+  const host: AdmissionHost = {
+    spendAddressBudget: (request) => spendAddressBudget(app, fastifyRequest(request)),
     spendClientBudget: (clientId, limit) => app.rateLimiter.spend(`client:${clientId}`, limit ?? app.config.apiRateLimit),
-    touchSession: (sessionId) => {
-      touchSession(database, sessionId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the session as used'));
+    touchSession: (request, sessionId) => {
+      touchSession(database, sessionId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the session as used'));
+    },
+    touchClient: (request, clientId, secretId) => {
+      touchClient(database, clientId, secretId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the API client as used'));
     },
     secondFactors: { requiredRoles: app.config.mfaRequiredRoles, stepUpMaxAgeSeconds: app.config.mfaStepUpMaxAgeSeconds },
     knownCallers,
-    touchClient: (clientId, secretId) => {
-      touchClient(database, clientId, secretId).catch((error: unknown) => request.log.warn({ err: error }, 'could not note the API client as used'));
-    },
-  });
+  };
+  const keys = new CallerKeys();
 
   /** The caller the bearer credential names: a user's or a client's access token, or a client's secret. */
   const keyOf = async (credential: string): Promise<CallerKey | undefined> => {
-    if (credential.startsWith(SECRET_PREFIX)) return SECRET_PATTERN.test(credential) ? { kind: 'client-secret', secretHash: hashClientSecret(credential) } : undefined;
+    if (credential.startsWith(SECRET_PREFIX)) return SECRET_PATTERN.test(credential) ? keys.ofSecretHash(hashClientSecret(credential)) : undefined;
     const claims = await issuer.verifyAccessToken(credential);
-    if (!claims) return undefined;
-    if (isClientToken(claims)) return { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), issuedAt: new Date(claims.iat * 1000) };
-    return { kind: 'user', userId: claims.sub, sessionId: claims.sid };
+    return claims && keys.ofClaims(claims);
   };
 
   const onRequest = async (request: FastifyRequest): Promise<void> => {
     const rule: AccessRule | undefined = request.routeOptions.config.access;
     if (!rule) return;
-    const selfParameter = () => (rule.orSelf ? (request.params as Record<string, string | undefined>)[rule.orSelf] : undefined);
     if (rule.public || (rule.tokenOptional && request.headers.authorization === undefined)) {
-      request.access = new Access(database, PUBLIC, undefined, host(request), selfParameter);
+      request.access = new Access(database, PUBLIC, undefined, host, request);
       return;
     }
     let key: CallerKey | undefined;
@@ -94,7 +128,7 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
     request.rateLimitCounted = true;
     // A user's budget is spent now; a client's once the database has said which client it is.
     if (key.kind === 'user') await app.rateLimiter.spend(`caller:${key.userId}`, app.config.apiRateLimit);
-    const access = new Access(database, rule, key, host(request), selfParameter);
+    const access = new Access(database, rule, key, host, request);
     request.access = access;
     // A 400 from the schema or a 404 from the handler must not speak before a refused caller's 401/403.
     request.checkBeforeError = () => (access.admitted ? Promise.resolve() : access.admit());

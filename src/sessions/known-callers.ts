@@ -10,7 +10,6 @@ const TOUCH_EVERY_MS = 60_000;
 
 /** A caller as its row was read, live and active then, and when this instance must look again. */
 export interface KnownCaller {
-  readonly key: string;
   readonly row: CallerColumns;
   /** `performance.now()` when the row was read. */
   readonly readAt: number;
@@ -18,18 +17,10 @@ export interface KnownCaller {
   readonly validUntil: number;
   /** When its use is next noted; moved forward each time. */
   touchDueAt: number;
-}
-
-/** The key a caller is known under: its credentials, all of what its row depends on. */
-function keyOf(key: CallerKey): string {
-  switch (key.kind) {
-    case 'user':
-      return `user ${key.userId} ${key.sessionId}`;
-    case 'client-secret':
-      return `secret ${key.secretHash}`;
-    case 'client-token':
-      return `token ${key.clientId} ${key.issuedAt.getTime()} ${key.scopes.join(' ')}`;
-  }
+  /** Set when a change of its user or client is heard. */
+  forgotten: boolean;
+  /** The instance's generation it was kept in: a gap of the feed starts a new one. */
+  readonly generation: number;
 }
 
 /**
@@ -42,11 +33,16 @@ function keyOf(key: CallerKey): string {
  * before the request began has made the caller unknown by then, and the request reads again
  * with the caller's row. Time alone (a session's end, a step-up's age) is worked out from the
  * row's own figures on this instance's monotonic clock.
+ *
+ * Callers are kept under their credentials' key object, which the admission gives out once per
+ * access token or secret (authenticate.ts), so a lookup hashes no string.
  */
 export class KnownCallers {
-  readonly #known = new Map<string, KnownCaller>();
-  /** The known keys of each user or client, to forget them together. */
-  readonly #keysOf = new Map<string, Set<string>>();
+  readonly #known = new WeakMap<CallerKey, KnownCaller>();
+  /** The known callers of each user or client, to forget them together. */
+  readonly #callersOf = new Map<string, Set<KnownCaller>>();
+  #count = 0;
+  #generation = 0;
   /** Moves on every change heard, so a row read while one arrived is not kept. */
   #changes = 0;
 
@@ -56,8 +52,8 @@ export class KnownCallers {
 
   /** The caller of these credentials, known and still current; undefined: read its row. */
   get(key: CallerKey, now = performance.now()): KnownCaller | undefined {
-    const known = this.#known.get(keyOf(key));
-    if (!known) return undefined;
+    const known = this.#known.get(key);
+    if (!known || !this.isCurrent(known)) return undefined;
     if (now >= known.validUntil) {
       this.#drop(known);
       return undefined;
@@ -67,7 +63,7 @@ export class KnownCallers {
 
   /** Whether nothing changed `known` since it was taken from here. */
   isCurrent(known: KnownCaller): boolean {
-    return this.#known.get(known.key) === known;
+    return !known.forgotten && known.generation === this.#generation;
   }
 
   /** Taken before a caller's row is read; `remember` keeps the row only if no change came since. */
@@ -75,46 +71,47 @@ export class KnownCallers {
     return this.#changes;
   }
 
-  /**
-   * Keeps a caller's row read at `readAt`, if it was live and active and nothing changed since
-   * `mark`. `touched`: the read noted the use just now (or it was noted less than a minute ago).
-   */
+  /** Keeps a caller's row read at `readAt`, if it was live and active and nothing changed since `mark`. */
   remember(key: CallerKey, row: CallerColumns, mark: number, readAt = performance.now()): void {
     if (mark !== this.#changes || !row.caller__live || row.caller__status !== 'active') return;
     const expiresIn = row.caller__expires_in === null ? Infinity : row.caller__expires_in * 1000;
     const validUntil = readAt + Math.min(expiresIn, LONGEST_KNOWN_MS);
     // Noted as used now if it was stale (the read notes it); else when its last use turns a minute old.
     const touchDueAt = row.caller__stale || row.caller__idle_for === null ? readAt + TOUCH_EVERY_MS : readAt + TOUCH_EVERY_MS - row.caller__idle_for * 1000;
-    if (this.#known.size >= MOST_KNOWN) this.forgetAll();
-    const known: KnownCaller = { key: keyOf(key), row, readAt, validUntil, touchDueAt };
-    const previous = this.#known.get(known.key);
+    if (this.#count >= MOST_KNOWN) this.forgetAll();
+    const previous = this.#known.get(key);
     if (previous) this.#drop(previous);
-    this.#known.set(known.key, known);
-    let keys = this.#keysOf.get(row.caller__id);
-    if (!keys) this.#keysOf.set(row.caller__id, (keys = new Set()));
-    keys.add(known.key);
+    const known: KnownCaller = { row, readAt, validUntil, touchDueAt, forgotten: false, generation: this.#generation };
+    this.#known.set(key, known);
+    let callers = this.#callersOf.get(row.caller__id);
+    if (!callers) this.#callersOf.set(row.caller__id, (callers = new Set()));
+    callers.add(known);
+    this.#count++;
   }
 
-  /** Every key of a user or client: its role, status, sessions, factors, scopes or secrets changed. */
+  /** Every caller of a user or client: its role, status, sessions, factors, scopes or secrets changed. */
   forget(id: string): void {
     this.#changes++;
-    const keys = this.#keysOf.get(id);
-    if (!keys) return;
-    this.#keysOf.delete(id);
-    for (const key of keys) this.#known.delete(key);
+    const callers = this.#callersOf.get(id);
+    if (!callers) return;
+    this.#callersOf.delete(id);
+    for (const known of callers) known.forgotten = true;
+    this.#count -= callers.size;
   }
 
   forgetAll(): void {
     this.#changes++;
-    this.#known.clear();
-    this.#keysOf.clear();
+    this.#generation++;
+    this.#callersOf.clear();
+    this.#count = 0;
   }
 
   #drop(known: KnownCaller): void {
-    this.#known.delete(known.key);
-    const keys = this.#keysOf.get(known.row.caller__id);
-    keys?.delete(known.key);
-    if (keys?.size === 0) this.#keysOf.delete(known.row.caller__id);
+    if (known.forgotten || known.generation !== this.#generation) return;
+    known.forgotten = true;
+    const callers = this.#callersOf.get(known.row.caller__id);
+    if (callers?.delete(known)) this.#count--;
+    if (callers?.size === 0) this.#callersOf.delete(known.row.caller__id);
   }
 }
 

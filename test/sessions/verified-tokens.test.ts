@@ -11,6 +11,8 @@ describe('verified access tokens remembered between requests', () => {
     tokens.remember('a.b.c', { sub: 'alice', exp: inSeconds(60) });
     assert.deepEqual(tokens.get('a.b.c'), { sub: 'alice', exp: inSeconds(60) });
     assert.equal(tokens.get('a.b.d'), undefined, 'another token, even one character apart, is not a hit');
+    assert.equal(tokens.get('a.x.c'), undefined, 'nor the same signature under another payload');
+    assert.equal(tokens.get('c'), undefined);
     tokens.remember('x.y.z', { sub: 'bob', exp: inSeconds(-1) });
     assert.equal(tokens.get('x.y.z'), undefined, 'an expired token is verified again (and refused)');
   });
