@@ -74,15 +74,15 @@ try {
   const answered = stdout
     .split('\n')
     .filter((line) => line.includes('"request completed"'))
-    .map((line) => JSON.parse(line) as { res: { statusCode: number }; req: { method: string; url: string } });
-  const refused = answered.filter((entry) => entry.res.statusCode >= 300);
+    .map((line) => JSON.parse(line) as { statusCode: number; method: string; url: string });
+  const refused = answered.filter((entry) => entry.statusCode >= 300);
   // In order: the guide runs one request at a time, so the log lists them as the guide made them.
   const expected = blocks.flatMap(announcedRefusals);
-  const actual = refused.map((entry) => entry.res.statusCode);
+  const actual = refused.map((entry) => entry.statusCode);
   const unexpected = JSON.stringify(expected) !== JSON.stringify(actual);
   if (unexpected) {
     console.log(`\nThe guide announces these refusals: ${expected.join(', ') || 'none'}; the service answered:`);
-    for (const entry of refused) console.log(`  ${entry.res.statusCode} ${entry.req.method} ${entry.req.url}`);
+    for (const entry of refused) console.log(`  ${entry.statusCode} ${entry.method} ${entry.url}`);
   }
   failed = run.status !== 0 || refusedToken || serverError || unexpected;
   console.log(

@@ -30,7 +30,7 @@ const REDACTED_LOG_PATHS = [
 // A query parameter whose name says it may carry a credential is logged without its value.
 const SECRET_PARAMETER = /token|secret|password|key|code|signature|auth/i;
 
-function withoutSecrets(url: string): string {
+export function withoutSecrets(url: string): string {
   const queryStart = url.indexOf('?');
   if (queryStart === -1) return url;
   const parameters = url
