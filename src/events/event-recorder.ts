@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, EventRow } from '../db/tables.js';
 import type { EventType, SubjectType } from './event-types.js';
 import { activeTraceparent } from '../tracing.js';
@@ -46,19 +46,26 @@ function withoutSecrets(value: unknown): unknown {
   );
 }
 
+/** The columns of an event row that its context gives: its actor, request and trace. */
+function contextColumns(context: EventContext) {
+  return {
+    actor_id: context.actorId,
+    actor_type: context.actorId === null ? null : (context.actorType ?? 'user'),
+    request_id: context.requestId,
+    trace_parent: activeTraceparent(),
+  };
+}
+
 /** The row of an event as it is stored: its actor and request from the context, its data without secrets. */
 function eventRow(event: NewEvent, context: EventContext, now: Date) {
   return {
     id: randomUUID(),
     type: event.type,
     created_at: now,
-    actor_id: context.actorId,
-    actor_type: context.actorId === null ? null : (context.actorType ?? 'user'),
-    request_id: context.requestId,
+    ...contextColumns(context),
     subject_type: event.subjectType,
     subject_id: event.subjectId,
     data: JSON.stringify(withoutSecrets(event.data)),
-    trace_parent: activeTraceparent(),
   };
 }
 
@@ -96,22 +103,49 @@ export async function record(trx: Kysely<Database>, event: NewEvent, context: Ev
  */
 export async function recordMany(trx: Kysely<Database>, events: NewEvent[], context: EventContext): Promise<void> {
   if (events.length === 0) return;
+  await sql`with ${recordingSteps(events, [], context)} select 1`.execute(trx);
+}
+
+/**
+ * An event that a statement makes of a row it writes, its subject and data computed in SQL from
+ * that row (a commit's `variant.stock_changed`, from the variant's row as its update left it).
+ */
+export interface EventOfRow {
+  type: EventType;
+  subjectType: SubjectType;
+  /** The statement's step (a CTE) that returns the row, which the two expressions below read. */
+  step: string;
+  subjectId: RawBuilder<unknown>;
+  /** A jsonb; nothing secret in it (unlike `NewEvent.data`, not filtered). */
+  data: RawBuilder<unknown>;
+}
+
+/**
+ * The steps of a statement's `with` that record `events` and the events `ofRows` makes of the
+ * rows the statement writes, with the deliveries of each (the rows recordMany writes). A change
+ * that takes a hot row's lock records its events in the statement that takes the lock, so the
+ * lock is held for that statement and the commit only (a reservation's commit).
+ */
+export function recordingSteps(events: NewEvent[], ofRows: EventOfRow[], context: EventContext): RawBuilder<unknown> {
   const now = new Date();
   const rows = events.map((event) => eventRow(event, context, now));
   const column = <Key extends keyof (typeof rows)[number]>(key: Key) => rows.map((row) => row[key]);
   // The columns shared by every row once; the others as one array a column (unnest).
-  const { actor_id, actor_type, request_id, trace_parent } = rows[0]!;
-  await sql`
-    with recorded as (
+  const { actor_id, actor_type, request_id, trace_parent } = contextColumns(context);
+  const given = sql`
+    select * from unnest(${column('id')}::uuid[], ${column('type')}::text[], ${column('subject_type')}::text[], ${column('subject_id')}::uuid[], ${column('data')}::jsonb[])`;
+  const made = ofRows.map((event) => sql`select gen_random_uuid(), ${event.type}::text, ${event.subjectType}::text, ${event.subjectId}, ${event.data} from ${sql.table(event.step)}`);
+  return sql`
+    recorded as (
       insert into events (id, type, created_at, actor_id, actor_type, request_id, subject_type, subject_id, data, trace_parent)
       select id, type, ${now}, ${actor_id}, ${actor_type}, ${request_id}, subject_type, subject_id, data, ${trace_parent}
-      from unnest(${column('id')}::uuid[], ${column('type')}::text[], ${column('subject_type')}::text[], ${column('subject_id')}::uuid[], ${column('data')}::jsonb[])
-        as given (id, type, subject_type, subject_id, data)
-      returning id, type)
-    insert into webhook_deliveries (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at)
-    select gen_random_uuid(), webhooks.id, recorded.id, 'pending', 0, ${now}, ${now}
-    from recorded
-    join webhooks on webhooks.enabled and (recorded.type = any(webhooks.events) or '*' = any(webhooks.events))`.execute(trx);
+      from (${sql.join([given, ...made], sql` union all `)}) as given (id, type, subject_type, subject_id, data)
+      returning id, type),
+    queued as (
+      insert into webhook_deliveries (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at)
+      select gen_random_uuid(), webhooks.id, recorded.id, 'pending', 0, ${now}, ${now}
+      from recorded
+      join webhooks on webhooks.enabled and (recorded.type = any(webhooks.events) or '*' = any(webhooks.events)))`;
 }
 
 /** `before` and `after` of the fields a change altered (and nothing else). */

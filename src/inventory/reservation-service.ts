@@ -104,7 +104,8 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  * stock). The reservations are written first and the variants last, in id order, so a hot
  * variant's row is locked only for its own update and what follows it: a release's or an
  * expiry's events are recorded before it; a commit's, with the `variant.stock_changed` each
- * update makes, in the one statement after the updates.
+ * update makes, in the updates' own statements, so the lock is held for the update and the
+ * commit, as the bare lock-last reference holds it.
  */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const closed = await closeReservations(trx, reservations.map((reservation) => reservation.id), status);
@@ -119,8 +120,10 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
   for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
   const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
   if (status === 'committed') {
-    for (const { id, quantity } of inOrder) events.push(await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context }));
-    await recordMany(trx, events, context);
+    // The reservations' events go with the first variant's update, each variant's stock event with its own.
+    for (const [position, { id, quantity }] of inOrder.entries()) {
+      await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context }, position === 0 ? events : []);
+    }
   } else {
     await recordMany(trx, events, context);
     for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);

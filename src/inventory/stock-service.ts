@@ -86,13 +86,12 @@ export async function setStock(
 }
 
 /**
- * A commit's units leave the stock and `reserved` in one update with its movement, which takes
- * the variant's lock. Returns its `variant.stock_changed`, unrecorded: the commit records it with
- * its own events in one statement, the last before it commits.
+ * A commit's units leave the stock and `reserved` in one update with its movement and its
+ * `variant.stock_changed` (stockChangeEvent's data, built in SQL from the updated row), which
+ * takes the variant's lock; `events`, the commit's own, are recorded in the same statement.
  */
-export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: StockNote): Promise<NewEvent> {
-  const after = await takeHeldUnits(trx, variantId, quantity, { reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
-  return stockChangeEvent({ ...after, stock: after.stock + quantity, reserved: after.reserved + quantity }, after, note);
+export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: StockNote, events: NewEvent[]): Promise<void> {
+  await takeHeldUnits(trx, variantId, quantity, { reason: note.reason, reference: note.reference, actor_id: note.context.actorId }, { events, context: note.context });
 }
 
 /** The `variant.stock_changed` of a change of stock (and, committing, of `reserved`). */
