@@ -1,15 +1,13 @@
 /**
  * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16 --log-level=info]`: the by-id
  * read of the service against the bare reference, alternated round by round in one run (so both
- * see the same machine), on a scratch PostgreSQL database; then, once, the bare route sending the
- * service's own statement. Prints each round and the ratios (of the summed rounds; the
- * same-statement route against the rounds' means); for trying a change quickly. `npm run bench`
- * gives the full picture.
+ * see the same machine), on a scratch PostgreSQL database. Prints each round and the ratios of
+ * the summed rounds; for trying a change quickly. `npm run bench` gives the full picture.
  */
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { formatTable } from './measure.js';
-import { answeredAll, callerOfToken, compareWithReference, measureReference, seed, serviceEnvironment, startBenchService } from './setup.js';
+import { compareWithReference, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -26,21 +24,12 @@ try {
   const service = await startBenchService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
   const data = await seed(service.baseUrl);
   const comparison = await compareWithReference(service, scratch.url, data, load, Number(options.rounds));
-  // The bare route sending the service's own statement: the ceiling the required caller check leaves.
-  const ids = data.variants.map((variant) => variant.id);
-  const sameStatement = answeredAll(await measureReference(scratch.url, "bare reference: the service's own statement", ids, load, { fusedCaller: callerOfToken(data.auth) }));
   service.child.kill('SIGTERM');
   await service.exited;
   for (const round of comparison.rounds) {
     console.log(formatTable([round.reference, round.service]));
     console.log(`own CPU a request: the service ${round.serviceCpuMicroseconds.toFixed(0)} µs, the reference ${round.referenceCpuMicroseconds.toFixed(0)} µs\n`);
   }
-  console.log(formatTable([sameStatement]));
-  const meanOf = (figure: (round: (typeof comparison.rounds)[number]) => number) => comparison.rounds.reduce((total, round) => total + figure(round), 0) / comparison.rounds.length;
-  console.log(
-    `The bare route with the service's own statement / bare reference: ${(sameStatement.requestsPerSecond / meanOf((round) => round.reference.requestsPerSecond)).toFixed(2)}x; ` +
-      `the service / that route: ${(meanOf((round) => round.service.requestsPerSecond) / sameStatement.requestsPerSecond).toFixed(2)}x (means of the rounds).`,
-  );
   console.log(`Service / bare reference over ${options.rounds} rounds: throughput ${comparison.throughput.toFixed(2)}x (target >= 0.75x), p99 ${comparison.p99.toFixed(2)}x (target <= 1.5x).`);
 } finally {
   await scratch.drop();

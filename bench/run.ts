@@ -18,7 +18,7 @@ import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 import { runTracingComparison } from './tracing.js';
-import { answeredAll, benchScenarios, callerOfToken, compareWithReference, measureReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
+import { benchScenarios, compareWithReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -105,7 +105,6 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       // The writes above leave dead rows that autovacuum would clean at a moment of its own
       // choosing, in the middle of one round or the other; cleaned now, both see the same tables.
       await vacuum(scratch.url);
-      const variantIds = data.variants.map((variant) => variant.id);
       say(`#### By id against the bare reference`);
       say();
       say(`Alternated in three rounds (reference, service, reference, service...) after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement:`);
@@ -123,29 +122,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
         goal(`By id at ${load} connections: service / bare reference, throughput`, `${comparison.throughput.toFixed(2)}x`, '>= 0.75x', comparison.throughput >= 0.75);
         goal(`By id at ${load} connections: service / bare reference, p99`, `${comparison.p99.toFixed(2)}x`, '<= 1.5x', comparison.p99 <= 1.5);
       }
-      const adminId = String((await (await fetch(`${service.baseUrl}/api/users/profile`, { headers: data.auth })).json()).id);
-      const twoQueryFigures = await measureReference(scratch.url, 'reference + caller lookup: 2 prepared queries', variantIds, { connections, duration }, { callerId: adminId });
       const service1 = warmService;
-      say(formatTable([service1, twoQueryFigures]));
-      say();
-      say(`Service (the last round above at ${connections} connections) / reference with the caller lookup: throughput ${(service1.requestsPerSecond / twoQueryFigures.requestsPerSecond).toFixed(2)}x.`);
-      say();
-      // The ceiling the contract's own work leaves: the bare route sending the service's statement
-      // (the caller's row beside the variant), between a bare round and a service round.
-      const byIdLoad = { connections, duration };
-      const bareAgain = await measureReference(scratch.url, 'bare reference: 1 prepared query', variantIds, byIdLoad);
-      const sameStatement = answeredAll(await measureReference(scratch.url, "bare reference: the service's own statement", variantIds, byIdLoad, { fusedCaller: callerOfToken(data.auth) }));
-      const serviceAgain = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(variantIds)}`, headers: data.auth }, byIdLoad);
-      say(formatTable([bareAgain, sameStatement, serviceAgain]));
-      say();
-      const ceiling = sameStatement.requestsPerSecond / bareAgain.requestsPerSecond;
-      say(
-        `The bare route sending the service's own statement (queries/variants.sql, byId: the caller's row checked beside the variant, which docs/api.md requires of every request) / the bare reference: ${ceiling.toFixed(2)}x; ` +
-          `the service / that route: ${(serviceAgain.requestsPerSecond / sameStatement.requestsPerSecond).toFixed(2)}x.`,
-      );
-      say();
-      goal(`By id at ${connections} connections: bare route with the service's own statement / bare reference (the ceiling the caller check leaves)`, `${ceiling.toFixed(2)}x`, 'reported', true);
-      goal(`By id at ${connections} connections: service / bare route with the service's own statement`, `${(serviceAgain.requestsPerSecond / sameStatement.requestsPerSecond).toFixed(2)}x`, 'reported', true);
 
       say(`#### Tracing`);
       say();

@@ -88,45 +88,14 @@ export function benchScenarios(data: Awaited<ReturnType<typeof seed>>): Scenario
   ];
 }
 
-/**
- * What the bare reference runs besides (or instead of) its one statement: nothing; the caller
- * lookup first (`callerId`); or the service's own statement for a user's caller (`fusedCaller`).
- */
-export type ReferenceMode = { callerId?: string; fusedCaller?: { userId: string; sessionId: string } };
-
-/** The bare reference (bench/reference-server.ts) in one of its modes. */
-export async function startReference(databaseUrl: string, mode: ReferenceMode = {}) {
-  return startService(
-    {
-      PORT: await freePort(),
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_SIZE: '10',
-      ...(mode.callerId ? { REFERENCE_CALLER_ID: mode.callerId } : {}),
-      ...(mode.fusedCaller ? { REFERENCE_FUSED_USER_ID: mode.fusedCaller.userId, REFERENCE_FUSED_SESSION_ID: mode.fusedCaller.sessionId } : {}),
-    },
-    'bench/reference-server.ts',
-  );
-}
-
-export async function measureReference(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, mode: ReferenceMode = {}) {
-  return (await measureReferenceCpu(databaseUrl, name, variantIds, options, mode)).figures;
-}
-
-/** The figures of a reference, which must have answered every request with a 2xx to count. */
-export function answeredAll(figures: Figures): Figures {
-  if (figures.errors + figures.non2xx > 0) throw new Error(`${figures.name}: ${figures.errors} errors and ${figures.non2xx} non-2xx replies; its figures would be of less work`);
-  return figures;
-}
-
-/** The user and session an access token names (its `sub` and `sid` claims), for the fused reference. */
-export function callerOfToken(auth: Record<string, string>): { userId: string; sessionId: string } {
-  const claims = JSON.parse(Buffer.from(String(auth.authorization?.split('.')[1]), 'base64url').toString()) as { sub: string; sid: string };
-  return { userId: claims.sub, sessionId: claims.sid };
+/** The bare reference of the by-id read (bench/reference-server.ts). */
+export async function startReference(databaseUrl: string) {
+  return startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/reference-server.ts');
 }
 
 /** The reference's figures, and its own CPU time per request. */
-async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }, mode: ReferenceMode = {}) {
-  const reference = await startReference(databaseUrl, mode);
+async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }) {
+  const reference = await startReference(databaseUrl);
   try {
     let cpuBefore = 0;
     const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(reference.child.pid!));
@@ -137,7 +106,6 @@ async function measureReferenceCpu(databaseUrl: string, name: string, variantIds
     await reference.exited;
   }
 }
-
 
 /** CPU seconds a process has used so far (user + system), from /proc. */
 async function cpuSeconds(pid: number): Promise<number> {
