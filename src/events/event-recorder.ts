@@ -56,17 +56,20 @@ function contextColumns(context: EventContext) {
   };
 }
 
-/** The row of an event as it is stored: its actor and request from the context, its data without secrets. */
-function eventRow(event: NewEvent, context: EventContext, now: Date) {
+/** The columns of an event row that the event itself gives: a new id, its type, subject and data without secrets. */
+function givenColumns(event: NewEvent) {
   return {
     id: randomUUID(),
     type: event.type,
-    created_at: now,
-    ...contextColumns(context),
     subject_type: event.subjectType,
     subject_id: event.subjectId,
     data: JSON.stringify(withoutSecrets(event.data)),
   };
+}
+
+/** The row of an event as it is stored: its actor and request from the context, its data without secrets. */
+function eventRow(event: NewEvent, context: EventContext, now: Date) {
+  return { ...givenColumns(event), created_at: now, ...contextColumns(context) };
 }
 
 /**
@@ -96,10 +99,10 @@ export async function record(trx: Kysely<Database>, event: NewEvent, context: Ev
 }
 
 /**
- * Records many events at once in the transaction of their change (an import's batch, the closing
- * of reservations): one statement for the events and the deliveries of each to the webhooks its
- * type reaches. The same rows `record` would write, in one round trip. They share one
- * `created_at`, so a list orders them by id.
+ * Records many events at once in the transaction of their change (an import's batch, the release
+ * or expiry of reservations): one statement for the events and the deliveries of each to the
+ * webhooks its type reaches. The same rows `record` would write, in one round trip. They share
+ * one `created_at`, so a list orders them by id.
  */
 export async function recordMany(trx: Kysely<Database>, events: NewEvent[], context: EventContext): Promise<void> {
   if (events.length === 0) return;
@@ -128,7 +131,7 @@ export interface EventOfRow {
  */
 export function recordingSteps(events: NewEvent[], ofRows: EventOfRow[], context: EventContext): RawBuilder<unknown> {
   const now = new Date();
-  const rows = events.map((event) => eventRow(event, context, now));
+  const rows = events.map(givenColumns);
   const column = <Key extends keyof (typeof rows)[number]>(key: Key) => rows.map((row) => row[key]);
   // The columns shared by every row once; the others as one array a column (unnest).
   const { actor_id, actor_type, request_id, trace_parent } = contextColumns(context);

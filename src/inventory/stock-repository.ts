@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
-import { recordingSteps, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import type { NewMovement } from './stock-movement-repository.js';
 
 /** The advisory lock key of the reconciliation of `reserved` (any fixed number no other lock uses). */
@@ -68,29 +67,18 @@ export async function releaseUnits(trx: Transaction<Database>, variantId: string
 
 /**
  * Takes held units off the stock and off `reserved` in one update (a commit), and writes in the
- * same statement its movement, its `variant.stock_changed` and the commit's other events (with
- * their deliveries), so the variant's lock is held for this statement and the commit only, as
- * the bare reference holds it (bench/README.md). The row after it.
+ * same statement its movement and what `recordedWith` adds (the steps that record the commit's
+ * events, given the name of the step that returns the updated row), so the variant's lock is
+ * held for this statement and the commit only. The row after it.
  */
 export async function takeHeldUnits(
   trx: Transaction<Database>,
   variantId: string,
   quantity: number,
   movement: Pick<NewMovement, 'reason' | 'reference' | 'actor_id'>,
-  recording: { events: NewEvent[]; context: EventContext },
+  recordedWith: (updatedStep: string) => RawBuilder<unknown>,
 ): Promise<VariantRow> {
   const now = new Date();
-  // The data stock-service.ts's stockChangeEvent gives a change of stock and reserved, from the row as the update left it.
-  const stockChanged: EventOfRow = {
-    type: 'variant.stock_changed',
-    subjectType: 'variant',
-    step: 'taken',
-    subjectId: sql`taken.id`,
-    data: sql`jsonb_build_object(
-      'before', jsonb_build_object('stock', taken.stock + ${quantity}::integer, 'reserved', taken.reserved + ${quantity}::integer),
-      'after', jsonb_build_object('stock', taken.stock, 'reserved', taken.reserved),
-      'delta', ${-quantity}::integer, 'stock_after', taken.stock, 'reason', ${movement.reason}::text, 'reference', ${movement.reference}::text)`,
-  };
   const { rows } = await sql<VariantRow>`
     with taken as (
       update variants set stock = stock - ${quantity}, reserved = reserved - ${quantity}, version = version + 1, updated_at = ${now}
@@ -99,7 +87,7 @@ export async function takeHeldUnits(
     moved as (
       insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
       select ${randomUUID()}, id, ${-quantity}, stock, ${movement.reason}, ${movement.reference}, ${movement.actor_id}, ${now} from taken),
-    ${recordingSteps(recording.events, [stockChanged], recording.context)}
+    ${recordedWith('taken')}
     select * from taken`.execute(trx);
   if (!rows[0]) throw new Error(`variant ${variantId} holds units but is gone`);
   return rows[0];

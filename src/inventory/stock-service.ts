@@ -1,6 +1,6 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
-import { record, type EventContext, type NewEvent } from '../events/event-recorder.js';
+import { record, recordingSteps, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { lockVariantsOfLines } from './line-variants.js';
@@ -86,26 +86,44 @@ export async function setStock(
 }
 
 /**
- * A commit's units leave the stock and `reserved` in one update with its movement and its
- * `variant.stock_changed` (stockChangeEvent's data, built in SQL from the updated row), which
- * takes the variant's lock; `events`, the commit's own, are recorded in the same statement.
+ * A commit's units leave the stock and `reserved` in one update with its movement, which takes
+ * the variant's lock; its `variant.stock_changed` and `events`, the commit's own, are recorded by
+ * the same statement, so the lock is held for it and the commit only.
  */
-export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: StockNote, events: NewEvent[]): Promise<void> {
-  await takeHeldUnits(trx, variantId, quantity, { reason: note.reason, reference: note.reference, actor_id: note.context.actorId }, { events, context: note.context });
+export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: Omit<StockNote, 'data'>, events: NewEvent[]): Promise<void> {
+  const movement = { reason: note.reason, reference: note.reference, actor_id: note.context.actorId };
+  await takeHeldUnits(trx, variantId, quantity, movement, (updatedStep) => recordingSteps(events, [committedStockChange(updatedStep, quantity, note)], note.context));
 }
 
-/** The `variant.stock_changed` of a change of stock (and, committing, of `reserved`). */
+/**
+ * A commit's `variant.stock_changed`: `before` and `after` of `stock` and `reserved`, then the
+ * movement's figures, as stockChangeEvent gives a change of stock; built in SQL from the row as
+ * the commit's update left it (`updatedStep`), which only that update knows under the lock.
+ */
+function committedStockChange(updatedStep: string, quantity: number, note: Omit<StockNote, 'data'>): EventOfRow {
+  const column = (name: 'id' | 'stock' | 'reserved') => sql.ref(`${updatedStep}.${name}`);
+  return {
+    type: 'variant.stock_changed',
+    subjectType: 'variant',
+    step: updatedStep,
+    subjectId: column('id'),
+    data: sql`jsonb_build_object(
+      'before', jsonb_build_object('stock', ${column('stock')} + ${quantity}::integer, 'reserved', ${column('reserved')} + ${quantity}::integer),
+      'after', jsonb_build_object('stock', ${column('stock')}, 'reserved', ${column('reserved')}),
+      'delta', ${-quantity}::integer, 'stock_after', ${column('stock')}, 'reason', ${note.reason}::text, 'reference', ${note.reference}::text)`,
+  };
+}
+
+/** The `variant.stock_changed` of a change of stock (a commit's: committedStockChange). */
 function stockChangeEvent(before: VariantRow, after: VariantRow, note: StockNote): NewEvent {
-  const delta = after.stock - before.stock;
-  const reservedMoved = after.reserved !== before.reserved;
   return {
     type: 'variant.stock_changed',
     subjectType: 'variant',
     subjectId: after.id,
     data: {
-      before: reservedMoved ? { stock: before.stock, reserved: before.reserved } : { stock: before.stock },
-      after: reservedMoved ? { stock: after.stock, reserved: after.reserved } : { stock: after.stock },
-      delta,
+      before: { stock: before.stock },
+      after: { stock: after.stock },
+      delta: after.stock - before.stock,
       stock_after: after.stock,
       reason: note.reason,
       reference: note.reference,

@@ -227,7 +227,7 @@ describe('webhooks: administered by admins, delivered signed', () => {
     await inject({ method: 'DELETE', url: `/api/webhooks/${webhookId}`, headers: admin.auth });
   });
 
-  it("queues a reservation commit's events, recorded together, each to the webhooks its type reaches", async () => {
+  it("queues a reservation commit's events (two variants, no reference), each to the webhooks its type reaches, with its caller and request", async () => {
     receiver.answer = () => 204;
     const hook = async (events: string[], enabled = true) => {
       const created = await inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: receiverUrl, events } });
@@ -240,18 +240,30 @@ describe('webhooks: administered by admins, delivered signed', () => {
     const everything = await hook(['*']);
     const disabled = await hook(['*'], false);
     try {
-      const variant = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `held-${randomUUID()}`, sku: `RES-${randomUUID().slice(0, 8)}`, name: 'Held', price: 5, stock: 4 } });
-      assert.equal(variant.statusCode, 201, variant.body);
-      const reservation = await inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: variant.json().id, quantity: 3 }] } });
+      // Two variants and no reference: each variant's update records its own event, the reservation's goes with the first.
+      const newVariant = async (stock: number) => {
+        const created = await inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `held-${randomUUID()}`, sku: `RES-${randomUUID().slice(0, 8)}`, name: 'Held', price: 5, stock } });
+        assert.equal(created.statusCode, 201, created.body);
+        return created.json().id as string;
+      };
+      const [first, second] = [await newVariant(4), await newVariant(9)];
+      const reservation = await inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: first, quantity: 3 }, { variant_id: second, quantity: 2 }] } });
       assert.equal(reservation.statusCode, 201, reservation.body);
       const committed = await inject({ method: 'POST', url: `/api/reservations/${reservation.json().id}/commit`, headers: admin.auth });
       assert.equal(committed.statusCode, 200, committed.body);
       const commitEvents = await testApp.db
         .selectFrom('events')
-        .select(['id', 'type'])
-        .where((eb) => eb.or([eb('subject_id', '=', reservation.json().id).and('type', '=', 'reservation.committed'), eb('subject_id', '=', variant.json().id).and('type', '=', 'variant.stock_changed')]))
+        .select(['id', 'type', 'subject_id', 'data', 'actor_id', 'actor_type', 'request_id'])
+        .where((eb) => eb.or([eb('subject_id', '=', reservation.json().id).and('type', '=', 'reservation.committed'), eb('subject_id', 'in', [first, second]).and('type', '=', 'variant.stock_changed')]))
         .execute();
-      assert.deepEqual(commitEvents.map((event) => event.type).sort(), ['reservation.committed', 'variant.stock_changed']);
+      assert.deepEqual(commitEvents.map((event) => event.type).sort(), ['reservation.committed', 'variant.stock_changed', 'variant.stock_changed']);
+      const stockData = (variantId: string) => commitEvents.find((event) => event.subject_id === variantId)!.data;
+      assert.deepEqual(stockData(first), { before: { stock: 4, reserved: 3 }, after: { stock: 1, reserved: 0 }, delta: -3, stock_after: 1, reason: 'reservation committed', reference: null });
+      assert.deepEqual(stockData(second), { before: { stock: 9, reserved: 2 }, after: { stock: 7, reserved: 0 }, delta: -2, stock_after: 7, reason: 'reservation committed', reference: null });
+      const adminId = (await inject({ method: 'GET', url: '/api/users/profile', headers: admin.auth })).json().id;
+      const requestId = commitEvents[0]!.request_id;
+      for (const event of commitEvents) assert.deepEqual([event.actor_id, event.actor_type, event.request_id], [adminId, 'user', requestId], 'every event of the commit names its caller and request');
+      assert.equal(requestId, committed.headers['x-request-id']);
       const queued = await testApp.db
         .selectFrom('webhook_deliveries')
         .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
@@ -259,9 +271,9 @@ describe('webhooks: administered by admins, delivered signed', () => {
         .where('webhook_deliveries.event_id', 'in', commitEvents.map((event) => event.id))
         .execute();
       const to = (webhookId: string) => queued.filter((row) => row.webhook_id === webhookId).map((row) => row.type).sort();
-      assert.deepEqual(to(both), ['reservation.committed', 'variant.stock_changed']);
-      assert.deepEqual(to(stockOnly), ['variant.stock_changed']);
-      assert.deepEqual(to(everything), ['reservation.committed', 'variant.stock_changed']);
+      assert.deepEqual(to(both), ['reservation.committed', 'variant.stock_changed', 'variant.stock_changed']);
+      assert.deepEqual(to(stockOnly), ['variant.stock_changed', 'variant.stock_changed']);
+      assert.deepEqual(to(everything), ['reservation.committed', 'variant.stock_changed', 'variant.stock_changed']);
       assert.deepEqual(to(disabled), [], 'a disabled webhook gets nothing');
     } finally {
       for (const webhookId of [both, stockOnly, everything, disabled]) await inject({ method: 'DELETE', url: `/api/webhooks/${webhookId}`, headers: admin.auth });
