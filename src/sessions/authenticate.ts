@@ -41,6 +41,8 @@ class CallerKeys {
   readonly #ofClaims = new WeakMap<AccessTokenClaims, CallerKey>();
   readonly #ofSecretHashes = new Map<string, CallerKey>();
 
+  constructor(private readonly knownCallers: KnownCallers) {}
+
   ofClaims(claims: AccessTokenClaims): CallerKey {
     let key = this.#ofClaims.get(claims);
     if (!key) {
@@ -55,8 +57,13 @@ class CallerKeys {
   ofSecretHash(secretHash: string): CallerKey {
     let key = this.#ofSecretHashes.get(secretHash);
     if (!key) {
-      // Past the bound the memory starts over; secrets in use come back with their next request.
-      if (this.#ofSecretHashes.size >= MOST_SECRETS_KEPT) this.#ofSecretHashes.clear();
+      // Any well-formed secret gets a key before the database has said it names a client: past
+      // the bound, the keys of no known caller (unknown secrets among them) go, then, if that was
+      // not enough, all; secrets in use come back with their next request.
+      if (this.#ofSecretHashes.size >= MOST_SECRETS_KEPT) {
+        for (const [hash, kept] of this.#ofSecretHashes) if (!this.knownCallers.has(kept)) this.#ofSecretHashes.delete(hash);
+        if (this.#ofSecretHashes.size >= MOST_SECRETS_KEPT) this.#ofSecretHashes.clear();
+      }
       key = { kind: 'client-secret', secretHash };
       this.#ofSecretHashes.set(secretHash, key);
     }
@@ -98,7 +105,7 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
     secondFactors: { requiredRoles: app.config.mfaRequiredRoles, stepUpMaxAgeSeconds: app.config.mfaStepUpMaxAgeSeconds },
     knownCallers,
   };
-  const keys = new CallerKeys();
+  const keys = new CallerKeys(knownCallers);
 
   /** The caller the bearer credential names: a user's or a client's access token, or a client's secret. */
   const keyOf = async (credential: string): Promise<CallerKey | undefined> => {

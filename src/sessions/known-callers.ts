@@ -35,7 +35,7 @@ export interface KnownCaller {
  * row's own figures on this instance's monotonic clock.
  *
  * Callers are kept under their credentials' key object, which the admission gives out once per
- * access token or secret (authenticate.ts), so a lookup hashes no string.
+ * access token or secret (authenticate.ts), so a lookup by an access token hashes no string.
  */
 export class KnownCallers {
   readonly #known = new WeakMap<CallerKey, KnownCaller>();
@@ -78,6 +78,8 @@ export class KnownCallers {
     const validUntil = readAt + Math.min(expiresIn, LONGEST_KNOWN_MS);
     // Noted as used now if it was stale (the read notes it); else when its last use turns a minute old.
     const touchDueAt = row.caller__stale || row.caller__idle_for === null ? readAt + TOUCH_EVERY_MS : readAt + TOUCH_EVERY_MS - row.caller__idle_for * 1000;
+    // Callers whose key is gone (a token no longer in use) stay counted until their time is up.
+    if (this.#count >= MOST_KNOWN) this.#dropExpired(readAt);
     if (this.#count >= MOST_KNOWN) this.forgetAll();
     const previous = this.#known.get(key);
     if (previous) this.#drop(previous);
@@ -104,6 +106,15 @@ export class KnownCallers {
     this.#generation++;
     this.#callersOf.clear();
     this.#count = 0;
+  }
+
+  /** Whether `key` has a caller kept, current or not: its key is worth keeping. */
+  has(key: CallerKey): boolean {
+    return this.#known.has(key);
+  }
+
+  #dropExpired(now: number): void {
+    for (const callers of this.#callersOf.values()) for (const known of callers) if (now >= known.validUntil) this.#drop(known);
   }
 
   #drop(known: KnownCaller): void {

@@ -72,6 +72,26 @@ describe('known callers: what an instance keeps of the callers it admitted', () 
     assert.equal(callers.get(user, 300_000), undefined);
   });
 
+  it('past 50,000 callers, drops those whose time is up first, and only then starts over', () => {
+    const callers = new KnownCallers(new ChangeFeed());
+    const keyOf = (index: number): CallerKey => ({ kind: 'user', userId: `u${index}`, sessionId: `s${index}` });
+    const keys = Array.from({ length: 50_000 }, (_, index) => keyOf(index));
+    const start = 1_000_000;
+    // Half of them read with a minute left of their session, so their time is up two minutes later.
+    keys.forEach((key, index) => callers.remember(key, row({ caller__id: `u${index}`, caller__expires_in: index % 2 === 0 ? 60 : 3600 }), callers.mark(), start));
+    const later = start + 2 * 60_000;
+    const newcomer = keyOf(50_000);
+    callers.remember(newcomer, row({ caller__id: 'u50000' }), callers.mark(), later);
+    assert.ok(callers.get(newcomer, later), 'the newcomer is kept');
+    assert.equal(callers.get(keys[0]!, later), undefined, 'a caller whose time was up is gone');
+    assert.ok(callers.get(keys[1]!, later), 'one with time left stays');
+    // 25,001 kept now; fill up again with callers whose time is not up: then everything starts over.
+    const more = Array.from({ length: 25_000 }, (_, index) => keyOf(60_000 + index));
+    more.forEach((key, index) => callers.remember(key, row({ caller__id: `u${60_000 + index}` }), callers.mark(), later));
+    assert.equal(callers.get(keys[1]!, later), undefined, 'all forgotten at the bound');
+    assert.ok(callers.get(more.at(-1)!, later), 'the one that came past the bound is kept');
+  });
+
   it('notes the use a minute after it last was, once, then a minute later', () => {
     const callers = new KnownCallers(new ChangeFeed());
     callers.remember(user, row({ caller__idle_for: 50 }), callers.mark(), 0);
