@@ -75,8 +75,8 @@ interface ResponseSeriesOf {
 /**
  * The series of each route (its pattern, never the raw URL: ids in paths would make a series per
  * id), method and status, looked up by the route's own config object and then the method and the
- * status, so a response neither builds a label set nor hashes one (prom-client's label lookup
- * showed in the profile of the by-id read).
+ * status, so a response builds no label object (prom-client's bound children still hash their
+ * labels on each call; building and checking the set showed in the profile of the by-id read).
  */
 class ResponseSeries {
   readonly #ofRoute = new WeakMap<object, Map<string, Map<number, ResponseSeriesOf>>>();
