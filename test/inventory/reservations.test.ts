@@ -39,6 +39,10 @@ describe('reservations', () => {
     const [event] = await eventsOf(reservation.id);
     assert.equal(event!.type, 'reservation.created');
     assert.equal(event!.actor_id, fixture.admin.id);
+    // Written by the insert's own statement, its data built in SQL: the same lines, reference and
+    // deadline (to the millisecond, in the API's format) as the reply.
+    assert.deepEqual(event!.data, { after: { status: 'active', lines: reservation.lines, reference: 'cart-1', expires_at: reservation.expires_at } });
+    assert.equal(event!.request_id, created.headers['x-request-id']);
     assert.equal((await inject({ method: 'GET', url: `/api/reservations/${randomUUID()}`, headers: fixture.admin.auth })).statusCode, 404);
     const defaulted = (await reserve({ lines: [{ variant_id: a.id, quantity: 1 }] })).json();
     assert.equal(Date.parse(defaulted.expires_at) - Date.parse(defaulted.created_at), 900_000, 'expires_in defaults to 900 s');
