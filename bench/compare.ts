@@ -1,8 +1,9 @@
 /**
  * `npm run bench:compare [-- --rounds=3 --duration=5 --connections=16 --log-level=info]`: the by-id
  * read of the service against the bare reference, alternated round by round in one run (so both
- * see the same machine), on a scratch PostgreSQL database. Prints each round and the ratios of
- * the summed rounds; for trying a change quickly. `npm run bench` gives the full picture.
+ * see the same machine), a new process of each every round, on a scratch PostgreSQL database.
+ * Prints each round and the ratios of the summed rounds; for trying a change quickly. `npm run
+ * bench` gives the full picture.
  */
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
@@ -21,11 +22,12 @@ const { values: options } = parseArgs({
 const load = { connections: Number(options.connections), duration: Number(options.duration) };
 const scratch = await createScratchDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 'compare');
 try {
-  const service = await startBenchService({ ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] });
-  const data = await seed(service.baseUrl);
-  const comparison = await compareWithReference(service, scratch.url, data, load, Number(options.rounds));
-  service.child.kill('SIGTERM');
-  await service.exited;
+  const environment = { ...(await serviceEnvironment({ url: scratch.url })), LOG_LEVEL: options['log-level'] };
+  const seeder = await startBenchService(environment);
+  const data = await seed(seeder.baseUrl);
+  seeder.child.kill('SIGTERM');
+  await seeder.exited;
+  const comparison = await compareWithReference(environment, scratch.url, data, load, Number(options.rounds));
   for (const round of comparison.rounds) {
     console.log(formatTable([round.reference, round.service]));
     console.log(`own CPU a request: the service ${round.serviceCpuMicroseconds.toFixed(0)} µs, the reference ${round.referenceCpuMicroseconds.toFixed(0)} µs\n`);

@@ -23,10 +23,10 @@ export interface Figures {
 export async function measure(
   baseUrl: string,
   scenario: Scenario,
-  options: { connections: number; duration?: number; amount?: number; afterWarmUp?: () => Promise<void> },
+  options: { connections: number; duration?: number; amount?: number; afterWarmUp?: () => Promise<void>; warmUpSeconds?: number },
 ): Promise<Figures> {
-  // An unmeasured second first, so JIT warm-up and pool growth do not count against a scenario.
-  await run(baseUrl, scenario, { connections: options.connections, duration: 1 });
+  // An unmeasured second (or more) first, so JIT warm-up and pool growth do not count against a scenario.
+  await run(baseUrl, scenario, { connections: options.connections, duration: options.warmUpSeconds ?? 1 });
   await options.afterWarmUp?.();
   // autocannon's own percentiles are whole milliseconds: at a p99 of 3 to 6 ms a ratio of two
   // moves by a third on rounding alone, so the percentiles are taken from each 2xx reply's time.

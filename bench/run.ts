@@ -107,13 +107,13 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       await vacuum(scratch.url);
       say(`#### By id against the bare reference`);
       say();
-      say(`Alternated in three rounds (reference, service, reference, service...) after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement:`);
+      say(`Alternated in three rounds (reference, service, reference, service...), each round a new process of each, after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement:`);
       say();
       // The service's by-id figures once warm (a round of the comparison at the run's connections),
       // for the ratios below: the first scenario of the run is measured while its code is still cold.
       let warmService = rows[0]!;
       for (const load of [16, 32]) {
-        const comparison = await compareWithReference(service, scratch.url, data, { connections: load, duration }, 3);
+        const comparison = await compareWithReference(await serviceEnvironment(database), scratch.url, data, { connections: load, duration }, 3);
         if (load === connections) warmService = comparison.rounds.at(-1)!.service;
         say(formatTable(comparison.rounds.flatMap((round) => [round.reference, round.service]).map((row) => ({ ...row, name: `${row.name}, ${load} connections` }))));
         say();

@@ -1,5 +1,4 @@
 /** What the benchmark scripts share: the service's environment, the seed data, the bare reference. */
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
@@ -93,8 +92,11 @@ export async function startReference(databaseUrl: string) {
   return startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/reference-server.ts');
 }
 
+/** Seconds of unmeasured load before each side of a comparison round, both started anew. */
+const COMPARISON_WARM_UP_SECONDS = 3;
+
 /** The reference's figures, and its own CPU time per request. */
-async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number }) {
+async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number; warmUpSeconds: number }) {
   const reference = await startReference(databaseUrl);
   try {
     let cpuBefore = 0;
@@ -124,10 +126,13 @@ export interface Comparison {
 /**
  * `GET /api/variants/{id}` of the service against the bare reference, alternated round by round
  * (reference, service, reference, service...), so that both see the machine as it is at the
- * time; with the service's own CPU time per request.
+ * time; with the service's own CPU time per request. Each round starts a process of each, with
+ * `environment` for the service's: on this VM one process of the same build can run a sixth
+ * faster or slower than another for its whole life (bench/README.md, 2026-11-27), so one service
+ * process against a new reference each round would weigh that luck on one side only.
  */
 export async function compareWithReference(
-  service: { baseUrl: string; child: ChildProcess },
+  environment: Record<string, string>,
   databaseUrl: string,
   data: { auth: Record<string, string>; variants: { id: string }[] },
   load: { connections: number; duration: number },
@@ -135,13 +140,23 @@ export async function compareWithReference(
 ): Promise<Comparison> {
   const ids = data.variants.map((variant) => variant.id);
   const rounds: Comparison['rounds'] = [];
+  // Both new processes warm up alike, long enough for the service's larger request path to be
+  // compiled by V8's optimizing tier before the measured seconds start.
+  const measured = { ...load, warmUpSeconds: COMPARISON_WARM_UP_SECONDS };
   for (let round = 0; round < roundCount; round++) {
-    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 prepared query', ids, load);
-    let cpuBefore = 0;
-    const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.child.pid!));
-    const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(ids)}`, headers: data.auth }, { ...load, afterWarmUp });
-    const serviceCpuMicroseconds = (((await cpuSeconds(service.child.pid!)) - cpuBefore) / figures.total) * 1e6;
-    rounds.push({ reference, service: figures, serviceCpuMicroseconds, referenceCpuMicroseconds });
+    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 prepared query', ids, measured);
+    const service = await startBenchService({ ...environment, PORT: await freePort() });
+    try {
+      let cpuBefore = 0;
+      const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.child.pid!));
+      // The token seeded by another process of the service: signing keys and sessions are in the database.
+      const figures = await measure(service.baseUrl, { name: 'GET /api/variants/{id}', path: () => `/api/variants/${pick(ids)}`, headers: data.auth }, { ...measured, afterWarmUp });
+      const serviceCpuMicroseconds = (((await cpuSeconds(service.child.pid!)) - cpuBefore) / figures.total) * 1e6;
+      rounds.push({ reference, service: figures, serviceCpuMicroseconds, referenceCpuMicroseconds });
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
   }
   const sum = (pickFigure: (round: Comparison['rounds'][number]) => number) => rounds.reduce((total, round) => total + pickFigure(round), 0);
   return {
