@@ -4,9 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
 import { transactionRetries } from '../db/transaction.js';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type GaugeConfiguration } from 'prom-client';
 import { AppError, notFound } from './errors.js';
 import { problemResponses } from './problem-schema.js';
+import { ResponseMetrics } from './response-metrics.js';
 
 const SCRAPE = 'metrics:scrape';
 const SCRAPED = 'metrics:scraped';
@@ -65,47 +66,6 @@ function scrapeAllWorkers(): Promise<string> {
     process.on('message', listener);
     process.send!({ type: SCRAPE, id });
   });
-}
-
-/** The request count and duration histogram of one route, method and status. */
-interface ResponseSeriesOf {
-  count(seconds: number): void;
-}
-
-/**
- * The series of each route (its pattern, never the raw URL: ids in paths would make a series per
- * id), method and status, looked up by the route's own config object and then the method and the
- * status, so a response builds no label object (prom-client's bound children still hash their
- * labels on each call; building and checking the set showed in the profile of the by-id read).
- */
-class ResponseSeries {
-  readonly #ofRoute = new WeakMap<object, Map<string, Map<number, ResponseSeriesOf>>>();
-
-  constructor(
-    private readonly requests: Counter<'method' | 'route' | 'status'>,
-    private readonly durations: Histogram<'method' | 'route' | 'status'>,
-  ) {}
-
-  of(route: { config: object; url: string | undefined }, method: string, status: number): ResponseSeriesOf {
-    let byMethod = this.#ofRoute.get(route.config);
-    if (!byMethod) this.#ofRoute.set(route.config, (byMethod = new Map()));
-    let byStatus = byMethod.get(method);
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
-    let series = byStatus.get(status);
-    if (!series) {
-      const labels = [method, route.url ?? 'unmatched', String(status)] as const;
-      const counted = this.requests.labels(...labels);
-      const timed = this.durations.labels(...labels);
-      series = {
-        count: (seconds) => {
-          counted.inc();
-          timed.observe(seconds);
-        },
-      };
-      byStatus.set(status, series);
-    }
-    return series;
-  }
 }
 
 /** The TCP peer, not X-Forwarded-For: a proxy on this machine does not make its clients local. */
@@ -192,18 +152,11 @@ export const metricsPlugin = fastifyPlugin(
     app.decorate('metrics', metrics);
 
     const rendering = new SharedRendering(() => (inCluster ? scrapeAllWorkers() : registry.metrics()));
-    const requests = metrics.counter({ name: 'http_requests_total', help: 'Requests answered, by method, route and status.', labelNames: ['method', 'route', 'status'] });
-    const durations = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from the request to the end of the reply, by method, route and status.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    });
+    const responses = new ResponseMetrics();
+    responses.register(registry);
     const refusals = metrics.counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by the rate limiter.' });
-    const series = new ResponseSeries(requests, durations);
     app.addHook('onResponse', (request, reply, done) => {
-      series.of(request.routeOptions, request.method, reply.statusCode).count(reply.elapsedTime / 1000);
+      responses.record(request.routeOptions, request.method, reply.statusCode, reply.elapsedTime / 1000);
       if (reply.statusCode === 429) refusals.inc();
       done();
     });
