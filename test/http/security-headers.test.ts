@@ -3,15 +3,38 @@ import { describe, it } from 'node:test';
 import { buildTestApp } from '../helpers/test-app.js';
 
 describe('security headers and CORS', () => {
-  it('sends security headers, no X-Powered-By, and no CORS headers unless CORS_ORIGINS is set', async () => {
+  it("sends the OWASP REST set on JSON replies, errors included, no X-Powered-By, and no CORS headers unless CORS_ORIGINS is set", async () => {
     const testApp = await buildTestApp();
     try {
-      const response = await testApp.app.inject({ method: 'GET', url: '/healthz', headers: { origin: 'https://evil.example' } });
-      assert.equal(response.headers['x-content-type-options'], 'nosniff');
-      assert.ok(response.headers['strict-transport-security']);
+      for (const url of ['/healthz', '/api/users/profile', '/api/no-such-thing']) {
+        const response = await testApp.app.inject({ method: 'GET', url, headers: { origin: 'https://evil.example' } });
+        assert.match(String(response.headers['content-type']), /json/, url);
+        assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+        assert.equal(response.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', url);
+        assert.equal(response.headers['x-frame-options'], 'DENY', url);
+        assert.equal(response.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", url);
+        assert.equal(response.headers['cross-origin-resource-policy'], 'same-origin', url);
+        // Helmet's headers for pages a browser renders are for pages only.
+        assert.equal(response.headers['x-dns-prefetch-control'], undefined, url);
+        assert.equal(response.headers['x-powered-by'], undefined, url);
+        assert.equal(response.headers['access-control-allow-origin'], undefined, url);
+      }
+    } finally {
+      await testApp.close();
+    }
+  });
+
+  it("sends Helmet's page headers, with the page's own policy, on the API reference", async () => {
+    const testApp = await buildTestApp();
+    try {
+      const response = await testApp.app.inject({ method: 'GET', url: '/docs/' });
+      assert.equal(response.statusCode, 200);
+      assert.match(String(response.headers['content-type']), /text\/html/);
       assert.equal(response.headers['x-frame-options'], 'SAMEORIGIN');
-      assert.equal(response.headers['x-powered-by'], undefined);
-      assert.equal(response.headers['access-control-allow-origin'], undefined);
+      assert.equal(response.headers['referrer-policy'], 'no-referrer');
+      assert.equal(response.headers['cross-origin-opener-policy'], 'same-origin');
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+      assert.match(String(response.headers['content-security-policy']), /script-src/);
     } finally {
       await testApp.close();
     }
