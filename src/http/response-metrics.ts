@@ -30,7 +30,8 @@ interface Sample {
 export class ResponseMetrics {
   /** By the route's own config object (never the raw URL: ids would make a series each), then method and status. */
   readonly #byRoute = new WeakMap<object, Map<string, Map<number, Series>>>();
-  readonly #series: Series[] = [];
+  /** Every series by its labels: two routes' config objects with one pattern share a series, as prom-client's labels would. */
+  readonly #byLabels = new Map<string, Series>();
 
   record(route: { config: object; url: string | undefined }, method: string, status: number, seconds: number): void {
     let byMethod = this.#byRoute.get(route.config);
@@ -39,9 +40,11 @@ export class ResponseMetrics {
     if (!byStatus) byMethod.set(method, (byStatus = new Map()));
     let series = byStatus.get(status);
     if (!series) {
-      series = { labels: { method, route: route.url ?? 'unmatched', status: String(status) }, count: 0, sum: 0, inBucket: new Array<number>(BUCKETS.length + 1).fill(0) };
+      const labels = { method, route: route.url ?? 'unmatched', status: String(status) };
+      const key = JSON.stringify(labels);
+      series = this.#byLabels.get(key);
+      if (!series) this.#byLabels.set(key, (series = { labels, count: 0, sum: 0, inBucket: new Array<number>(BUCKETS.length + 1).fill(0) }));
       byStatus.set(status, series);
-      this.#series.push(series);
     }
     series.count += 1;
     series.sum += seconds;
@@ -55,19 +58,19 @@ export class ResponseMetrics {
     const reset = () => this.reset();
     registry.registerMetric(
       family('http_requests_total', 'Requests answered, by method, route and status.', 'counter', reset, () =>
-        this.#series.map((series) => ({ labels: series.labels, value: series.count })),
+        [...this.#byLabels.values()].map((series) => ({ labels: series.labels, value: series.count })),
       ),
     );
     registry.registerMetric(
       family('http_request_duration_seconds', 'Time from the request to the end of the reply, by method, route and status.', 'histogram', reset, () =>
-        this.#series.flatMap((series) => histogramSamples('http_request_duration_seconds', series)),
+        [...this.#byLabels.values()].flatMap((series) => histogramSamples('http_request_duration_seconds', series)),
       ),
     );
   }
 
   /** Back to zero, as prom-client's own metrics do on `registry.resetMetrics()`. */
   reset(): void {
-    for (const series of this.#series) {
+    for (const series of this.#byLabels.values()) {
       series.count = 0;
       series.sum = 0;
       series.inBucket.fill(0);
@@ -90,7 +93,11 @@ function histogramSamples(name: string, series: Series): Sample[] {
   return samples;
 }
 
-/** A metric family in the shape prom-client's Registry reads from its own metrics (`get()`). */
+/**
+ * A metric family in the shape prom-client's Registry reads from its own metrics (`get()`), as
+ * its AggregatorRegistry registers the families it sums. prom-client's type names only its own
+ * classes, hence the cast.
+ */
 function family(name: string, help: string, type: 'counter' | 'histogram', reset: () => void, samples: () => Sample[]): Metric {
   const read = () => ({ name, help, type, aggregator: 'sum' as const, values: samples() });
   return { name, help, type, aggregator: 'sum', get: async () => read(), reset } as unknown as Metric;
