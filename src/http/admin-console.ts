@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { DOCUMENT_HEADERS } from './security.js';
+import { setPageHeaders } from './security.js';
 
 const CONSOLE_DIRECTORY = fileURLToPath(new URL('../../admin/dist', import.meta.url));
 const CONSOLE_CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -18,7 +18,7 @@ export async function registerAdminConsole(app: FastifyInstance): Promise<void> 
   }
   await app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply) => {
-      reply.headers(DOCUMENT_HEADERS).header('content-security-policy', CONSOLE_CSP);
+      setPageHeaders(reply, CONSOLE_CSP);
     });
     await scope.register(fastifyStatic, { root: CONSOLE_DIRECTORY, prefix: '/admin/', decorateReply: false });
     scope.get('/admin', { schema: { hide: true } }, (_request, reply) => reply.redirect('/admin/'));

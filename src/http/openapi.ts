@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { ProblemSchema } from './problem-schema.js';
 import type { FastifyContextConfig } from 'fastify';
 import { withTextRules } from './text-rules.js';
-import { DOCUMENT_HEADERS } from './security.js';
+import { setPageHeaders } from './security.js';
 import { readFileSync } from 'node:fs';
 
 /** The document's version is the package's: src/http and dist/http both sit two levels below it. */
@@ -33,7 +33,7 @@ function describeDocument(config: Config, introduction: string): string {
       'Query strings, like bodies, are closed: an unknown parameter or field is a 400 `validation_failed`.',
       'Authorisation is checked before the request is validated, so a caller without the role gets 403 even for a malformed request. An Authorization header that is not `Bearer …` counts as none (401 `unauthenticated`). Logout always answers 204.',
       'An unknown path is 404 and a method the path does not serve is 405 with `Allow`, both before any authentication. Paths are matched exactly: a trailing slash is another path (404).',
-      "Every reply carries the security headers the OWASP REST Security Cheat Sheet names for APIs: `Strict-Transport-Security`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` and `Cross-Origin-Resource-Policy: same-origin`. The HTML pages (this reference and the console) carry Helmet's full set for pages, with their own policy.",
+      "Every API reply carries `Strict-Transport-Security`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'`, `Referrer-Policy: no-referrer`, `Cross-Origin-Resource-Policy: same-origin` and `X-Permitted-Cross-Domain-Policies: none` (OWASP's REST Security Cheat Sheet). The two HTML pages (this reference and the console) carry Helmet's headers for pages instead, with a policy of their own and X-Frame-Options to match it.",
       'X-Request-Id is echoed when it is 1..128 characters of [A-Za-z0-9._:-], otherwise a UUID is generated.',
       'Rate limits (429 with Retry-After): logins per client address and lower-cased email; every authenticated request per caller; every request without a valid token per client address; health probes never. An IPv6 client counts by its /64.',
       'Idempotency-Key: a 2xx or 4xx reply (status, ETag, Location, body) is stored for 24 h and replayed with `Idempotent-Replayed: true`; a 5xx frees the key for a retry.',
@@ -133,7 +133,7 @@ export const openApiPlugin = fastifyPlugin(
       // service reached by its LAN name) it would make the browser fetch the page's own
       // scripts over https, which nothing serves, and the page would stay blank.
       docs.addHook('onSend', async (request, reply) => {
-        reply.headers(DOCUMENT_HEADERS).header('content-security-policy', request.protocol === 'https' ? `${DOCS_CSP}; upgrade-insecure-requests` : DOCS_CSP);
+        setPageHeaders(reply, request.protocol === 'https' ? `${DOCS_CSP}; upgrade-insecure-requests` : DOCS_CSP);
       });
       await docs.register(fastifySwaggerUi, {
         routePrefix: '/docs',

@@ -1,6 +1,6 @@
 import fastifyCors from '@fastify/cors';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
@@ -38,7 +38,7 @@ export async function spendAddressBudget(app: FastifyInstance, request: FastifyR
 /**
  * The headers Helmet sets on an HTML page, read once: with no CSP nonces they are the same on
  * every reply, and running Helmet's middleware (as @fastify/helmet does, rebuilding it for each
- * request) showed in the profile. Each page sets its own Content-Security-Policy.
+ * request) showed in the profile.
  */
 function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -50,24 +50,37 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
   return headers;
 }
 
-/** The headers of the HTML pages (the console, the API reference), added by their routes. */
-export const DOCUMENT_HEADERS = helmetHeaders({ contentSecurityPolicy: false });
+/** Helmet's headers for a page a browser renders, its policy left to each page. */
+const PAGE_HEADERS = helmetHeaders({ contentSecurityPolicy: false });
 
 /**
- * The headers of every reply, JSON above all: the set the OWASP REST Security Cheat Sheet names
- * for APIs. Helmet's other headers (DNS prefetching, IE's download prompt, Flash's policy files,
- * the XSS auditor, the opener and referrer policies, origin-keyed agent clusters) govern what a
- * browser does with a page it renders, which a JSON reply with `nosniff` never is; each costs a
- * read about 1% of its instructions (bench/README.md), so pages get them and JSON does not. The
- * policy forbids a reply from loading anything or being framed, should a browser show it.
+ * The headers of every API reply: the OWASP REST Security Cheat Sheet's for API replies and for
+ * replies a browser might render anyway (a policy that loads nothing and allows no framing, no
+ * referrer), HSTS, and the cross-origin resource and policy-file refusals Helmet sends. Helmet's
+ * others (DNS prefetching, IE's download prompt, the XSS auditor, the opener policy,
+ * origin-keyed agent clusters) govern pages a browser renders, which a reply with `nosniff` and
+ * a JSON or CSV type never is; each header costs a read about 1% of its instructions
+ * (bench/README.md), so the pages get them (setPageHeaders) and the API does not.
  */
 const API_HEADERS: Record<string, string> = {
-  'strict-transport-security': DOCUMENT_HEADERS['strict-transport-security']!,
+  'strict-transport-security': PAGE_HEADERS['strict-transport-security']!,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
   'cross-origin-resource-policy': 'same-origin',
+  'x-permitted-cross-domain-policies': 'none',
 };
+
+/**
+ * Makes a reply an HTML page's (the console's, the API reference's): Helmet's page headers, the
+ * page's own Content-Security-Policy, and X-Frame-Options saying what the policy's
+ * frame-ancestors says, for browsers that read only the older header.
+ */
+export function setPageHeaders(reply: FastifyReply, contentSecurityPolicy: string): void {
+  const framing = /frame-ancestors 'none'/.test(contentSecurityPolicy) ? 'DENY' : 'SAMEORIGIN';
+  reply.headers(PAGE_HEADERS).header('content-security-policy', contentSecurityPolicy).header('x-frame-options', framing);
+}
 
 /** Spends the address's budget when `spend` says so, without a promise when it does not. */
 function spendingAnonymous(app: FastifyInstance, spend: (request: FastifyRequest) => boolean) {

@@ -13,7 +13,9 @@ describe('security headers and CORS', () => {
         assert.equal(response.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', url);
         assert.equal(response.headers['x-frame-options'], 'DENY', url);
         assert.equal(response.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", url);
+        assert.equal(response.headers['referrer-policy'], 'no-referrer', url);
         assert.equal(response.headers['cross-origin-resource-policy'], 'same-origin', url);
+        assert.equal(response.headers['x-permitted-cross-domain-policies'], 'none', url);
         // Helmet's headers for pages a browser renders are for pages only.
         assert.equal(response.headers['x-dns-prefetch-control'], undefined, url);
         assert.equal(response.headers['x-powered-by'], undefined, url);
@@ -24,17 +26,28 @@ describe('security headers and CORS', () => {
     }
   });
 
-  it("sends Helmet's page headers, with the page's own policy, on the API reference", async () => {
+  it("sends Helmet's page headers, with each page's own policy and the framing it allows, on the API reference and the console", async () => {
     const testApp = await buildTestApp();
     try {
-      const response = await testApp.app.inject({ method: 'GET', url: '/docs/' });
-      assert.equal(response.statusCode, 200);
-      assert.match(String(response.headers['content-type']), /text\/html/);
-      assert.equal(response.headers['x-frame-options'], 'SAMEORIGIN');
-      assert.equal(response.headers['referrer-policy'], 'no-referrer');
-      assert.equal(response.headers['cross-origin-opener-policy'], 'same-origin');
-      assert.equal(response.headers['x-content-type-options'], 'nosniff');
-      assert.match(String(response.headers['content-security-policy']), /script-src/);
+      const consolePage = await testApp.app.inject({ method: 'GET', url: '/admin/' });
+      assert.equal(consolePage.statusCode, 200, 'the console is built by npm test before the suite runs');
+      const asset = /\/admin\/assets\/[^"]+\.js/.exec(consolePage.body)?.[0];
+      assert.ok(asset, 'the console page names its script');
+      const pages = [
+        { url: '/docs/', framing: 'SAMEORIGIN', policy: /^default-src 'self';.*frame-ancestors 'self'/ },
+        { url: '/admin/', framing: 'DENY', policy: /^default-src 'self';.*frame-ancestors 'none'/ },
+        { url: asset, framing: 'DENY', policy: /^default-src 'self';.*frame-ancestors 'none'/ },
+        { url: '/admin/no-such-file.js', framing: 'DENY', policy: /^default-src 'self';.*frame-ancestors 'none'/ },
+      ];
+      for (const page of pages) {
+        const response = await testApp.app.inject({ method: 'GET', url: page.url });
+        assert.match(String(response.headers['content-security-policy']), page.policy, page.url);
+        assert.equal(response.headers['x-frame-options'], page.framing, page.url);
+        assert.equal(response.headers['referrer-policy'], 'no-referrer', page.url);
+        assert.equal(response.headers['cross-origin-opener-policy'], 'same-origin', page.url);
+        assert.equal(response.headers['x-content-type-options'], 'nosniff', page.url);
+        assert.equal(response.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', page.url);
+      }
     } finally {
       await testApp.close();
     }
