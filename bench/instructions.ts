@@ -93,7 +93,8 @@ try {
     'bare reference: 1 prepared query',
     ['--import', 'tsx', 'bench/reference-server.ts'],
     { PORT: await freePort(), DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10' },
-    { path: () => `/variants/${pick(ids)}`, headers: {} },
+    // The same request as the service's, token included (the reference reads no token).
+    { path: () => `/variants/${pick(ids)}`, headers: data.auth },
   );
   for (const counted of [reference, service]) console.log(`${counted.name}: ${(counted.instructionsPerRequest / 1000).toFixed(1)}k instructions a request`);
   console.log(`Service / bare reference: ${(service.instructionsPerRequest / reference.instructionsPerRequest).toFixed(2)}x the instructions (${options.requests} requests counted, user space only).`);

@@ -2,18 +2,40 @@
  * The bare reference of the by-id read: one Fastify route running the statement the service
  * sends for GET /api/variants/{id} by a caller it knows (queries/variants.sql, `byId, alone`), as
  * a named prepared statement (parsed and planned once per connection, as the service's own are),
- * on a pool of the service's default size, with no auth, no validation, no serialisation schema
- * and no log. The same work done by the simplest correct code: the ceiling (bench/README.md).
+ * on a pool of the service's default size, answering with the reply the service sends: the same
+ * representation and the same headers (the API's security headers, a request id, `no-store`,
+ * the ETag), so the load generator reads the same bytes from both. No auth, no validation, no
+ * serialisation schema and no log. The same work done by the simplest correct code: the ceiling
+ * (bench/README.md).
  */
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { API_HEADERS } from '../src/http/security.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
   const result = await pool.query({ name: 'variant', text: 'select * from variants where id = $1', values: [request.params.id] });
-  if (result.rows.length === 0) return reply.code(404).send({ code: 'not_found' });
-  return result.rows[0];
+  const row = result.rows[0];
+  reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
+  if (!row) return reply.code(404).send({ code: 'not_found' });
+  reply.header('etag', `"${row.version}"`);
+  return {
+    id: row.id,
+    product_id: row.product_id,
+    sku: row.sku,
+    name: row.name,
+    price: Number(row.price),
+    currency: 'USD',
+    stock: row.stock,
+    reserved: row.reserved,
+    available: row.stock - row.reserved,
+    attributes: row.attributes,
+    version: row.version,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
 });
 app.get('/healthz', async () => ({ status: 'ok' }));
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

@@ -96,12 +96,17 @@ export async function startReference(databaseUrl: string) {
 const COMPARISON_WARM_UP_SECONDS = 3;
 
 /** The reference's figures, and its own CPU time per request. */
-async function measureReferenceCpu(databaseUrl: string, name: string, variantIds: string[], options: { connections: number; duration: number; warmUpSeconds: number }) {
+async function measureReferenceCpu(
+  databaseUrl: string,
+  name: string,
+  request: { variantIds: string[]; headers: Record<string, string> },
+  options: { connections: number; duration: number; warmUpSeconds: number },
+) {
   const reference = await startReference(databaseUrl);
   try {
     let cpuBefore = 0;
     const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(reference.child.pid!));
-    const figures = await measure(reference.baseUrl, { name, path: () => `/variants/${pick(variantIds)}` }, { ...options, afterWarmUp });
+    const figures = await measure(reference.baseUrl, { name, path: () => `/variants/${pick(request.variantIds)}`, headers: request.headers }, { ...options, afterWarmUp });
     return { figures, cpuMicroseconds: (((await cpuSeconds(reference.child.pid!)) - cpuBefore) / figures.total) * 1e6 };
   } finally {
     reference.child.kill('SIGTERM');
@@ -144,7 +149,7 @@ export async function compareWithReference(
   // compiled by V8's optimizing tier before the measured seconds start.
   const measured = { ...load, warmUpSeconds: COMPARISON_WARM_UP_SECONDS };
   for (let round = 0; round < roundCount; round++) {
-    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 prepared query', ids, measured);
+    const { figures: reference, cpuMicroseconds: referenceCpuMicroseconds } = await measureReferenceCpu(databaseUrl, 'bare reference: 1 prepared query', { variantIds: ids, headers: data.auth }, measured);
     const service = await startBenchService({ ...environment, PORT: await freePort() });
     try {
       let cpuBefore = 0;

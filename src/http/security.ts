@@ -62,7 +62,7 @@ const PAGE_HEADERS = helmetHeaders({ contentSecurityPolicy: false });
  * a JSON or CSV type never is; each header costs a read about 1% of its instructions
  * (bench/README.md), so the pages get them (setPageHeaders) and the API does not.
  */
-const API_HEADERS: Record<string, string> = {
+export const API_HEADERS: Record<string, string> = {
   'strict-transport-security': PAGE_HEADERS['strict-transport-security']!,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
