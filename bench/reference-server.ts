@@ -12,6 +12,10 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { API_HEADERS } from '../src/http/security.js';
+import { toVariantResponse } from '../src/variants/variant-response.js';
+
+// Amounts (int8) read as numbers, as the service's pool reads them (src/db/database.ts).
+pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
@@ -21,21 +25,7 @@ app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
   reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
   if (!row) return reply.code(404).send({ code: 'not_found' });
   reply.header('etag', `"${row.version}"`);
-  return {
-    id: row.id,
-    product_id: row.product_id,
-    sku: row.sku,
-    name: row.name,
-    price: Number(row.price),
-    currency: 'USD',
-    stock: row.stock,
-    reserved: row.reserved,
-    available: row.stock - row.reserved,
-    attributes: row.attributes,
-    version: row.version,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
+  return toVariantResponse(row, 'USD');
 });
 app.get('/healthz', async () => ({ status: 'ok' }));
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
