@@ -11,6 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
+import type { VariantRow } from '../src/db/tables.js';
+import { etagOf } from '../src/http/preconditions.js';
 import { API_HEADERS } from '../src/http/security.js';
 import { toVariantResponse } from '../src/variants/variant-response.js';
 
@@ -20,12 +22,12 @@ pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
-  const result = await pool.query({ name: 'variant', text: 'select * from variants where id = $1', values: [request.params.id] });
+  const result = await pool.query<VariantRow>({ name: 'variant', text: 'select * from variants where id = $1', values: [request.params.id] });
   const row = result.rows[0];
   reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
   if (!row) return reply.code(404).send({ code: 'not_found' });
-  reply.header('etag', `"${row.version}"`);
-  return toVariantResponse(row, 'USD');
+  reply.header('etag', etagOf(row.version));
+  return toVariantResponse(row, process.env.CURRENCY ?? 'USD');
 });
 app.get('/healthz', async () => ({ status: 'ok' }));
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
