@@ -10,7 +10,10 @@ export type ChangeListener = (key: string | undefined) => void;
  * listening connection the notifications of every transaction that committed before a statement
  * of its own ends, ahead of that statement's result: whatever a request reads outside a
  * transaction, the changes committed before it began have reached this feed by the time its
- * rows do. A connection that starts listening has missed what came before, so its start is
+ * rows do. Inside a transaction a connection is sent nothing until it ends, but what committed
+ * before its BEGIN was sent while it sat idle or ended its previous transaction, ahead of that
+ * answer: once BEGIN is answered, the changes committed before the write began are in this
+ * feed. A connection that starts listening has missed what came before, so its start is
  * reported as a gap: listeners forget everything they built on earlier notifications.
  */
 export class ChangeFeed {

@@ -71,7 +71,8 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
  * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
  * - `readPage(query)`: a list, likewise, its order kept;
  *   (both read the data alone for a caller this instance knows: see `readAsKnown`)
- * - `transaction(work)`: a write, whose transaction's first statement checks the caller;
+ * - `transaction(work)`: a write, whose transaction's first statement checks the caller (none
+ *   for a caller this instance knows, once the transaction has begun: see `transaction`);
  * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
  *   connection between a read and a write (argon2, DNS).
  * The rules (401, 403 and their order) are applied in `decide`, to the caller's row however it
@@ -188,12 +189,28 @@ export class Access {
   /**
    * A write: the transaction's first statement checks the caller (unless a read of this request
    * has admitted it), so a refused caller's transaction rolls back before anything is written.
+   * A caller this instance knows, whose known row lets it in, needs no statement: the transaction
+   * has begun on a listening connection, and PostgreSQL hands that connection the notifications
+   * of every change committed before its BEGIN ahead of BEGIN's answer (the connection was idle,
+   * or ending its last transaction, when they were sent; change-feed.ts). A change committed
+   * before the write began has made the caller unknown by now, and the caller is read as before;
+   * one committed after it is concurrent with the write, as it would be with the caller's row
+   * read by the first statement.
    */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return inTransaction(this.database, async (trx) => {
-      if (!this.admitted) await this.admitWith(trx);
+      if (!this.admitted) await (this.admitKnownInTransaction() ?? this.admitWith(trx));
       return work(trx);
     });
+  }
+
+  /** In a transaction that has begun: the known caller admitted without a statement; undefined: read its row. */
+  private admitKnownInTransaction(): Promise<Caller> | undefined {
+    if (this.rule.public || !this.key || this.#decision) return undefined;
+    const known = this.host.knownCallers.get(this.key);
+    if (!known || !this.lets(rowNow(known))) return undefined;
+    this.#decision = this.admitKnown(known);
+    return this.#decision;
   }
 
   /** The caller checked by a statement of its own (once a request), before work that needs it. */

@@ -179,7 +179,7 @@ describe('the admission: the caller checked with the first statement of every re
     assert.equal(problemOf(await get(`/api/variants/${variantId}`, target)).code, 'invalid_token');
   });
 
-  it("checks a write's caller in its transaction's first statement, then makes the change", async () => {
+  it("checks a write's caller in its transaction's first statement, then makes the change; a known caller's write is the change alone", async () => {
     const target = await createUser(app);
     counter.reset();
     // The same change made directly: no request, so no caller to check.
@@ -187,6 +187,8 @@ describe('the admission: the caller checked with the first statement of every re
       applyBalanceChange(trx, { userId: target.id, currency: 'USD', ifMatch: undefined, change: { delta: 5, reason: 'direct' }, context: { actorId: admin.id, requestId: 'direct' } }),
     );
     const direct = counter.count;
+    // Unknown to the instance: its transaction checks it first.
+    await forgetCaller(admin.id);
     counter.reset();
     const response = await app.inject({ method: 'PUT', url: `/api/users/${target.id}/balance`, headers: admin.auth, payload: { delta: 5, reason: 'over HTTP' } });
     assert.equal(response.statusCode, 200, response.body);
@@ -195,6 +197,13 @@ describe('the admission: the caller checked with the first statement of every re
     assert.equal(counter.kinds[0], 'check', "the transaction's first statement is the caller's check");
     const entry = await db.selectFrom('balance_ledger').select(['actor_id', 'delta']).where('user_id', '=', target.id).where('reason', '=', 'over HTTP').executeTakeFirstOrThrow();
     assert.deepEqual(entry, { actor_id: admin.id, delta: 5 });
+    // Known now: the next write is the change alone, its caller the same.
+    counter.reset();
+    const again = await app.inject({ method: 'PUT', url: `/api/users/${target.id}/balance`, headers: admin.auth, payload: { delta: 5, reason: 'known caller' } });
+    assert.equal(again.json().balance, 15, again.body);
+    assert.deepEqual(counter.kinds, Array.from({ length: direct }, () => 'data'), "a known caller's write: the change alone");
+    const known = await db.selectFrom('balance_ledger').select(['actor_id', 'delta']).where('user_id', '=', target.id).where('reason', '=', 'known caller').executeTakeFirstOrThrow();
+    assert.deepEqual(known, { actor_id: admin.id, delta: 5 });
   });
 
   it('checks the caller of a webhook delete and of ending sessions in their first statement: 403 before 404, nothing changed, then the change', async () => {

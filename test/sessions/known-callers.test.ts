@@ -6,7 +6,7 @@ import { ChangeFeed } from '../../src/db/change-feed.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { CallerColumns, CallerKey } from '../../src/sessions/caller-query.js';
 import { KnownCallers, rowNow, takeTouchDue } from '../../src/sessions/known-callers.js';
-import { buildTestApp, createScratchDatabase, createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, useTwoInstancesWithAdmin, type Session } from '../helpers/test-app.js';
+import { buildTestApp, createScratchDatabase, createUser, loginAdmin, newVariantBody, onPostgres, openTestDatabase, problemOf, useTwoInstancesWithAdmin, type Session } from '../helpers/test-app.js';
 
 const user: CallerKey = { kind: 'user', userId: 'u1', sessionId: 's1' };
 const otherSession: CallerKey = { kind: 'user', userId: 'u1', sessionId: 's2' };
@@ -106,7 +106,7 @@ describe('known callers: what an instance keeps of the callers it admitted', () 
 });
 
 describe('the change feed over PostgreSQL (the order known callers rely on)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
-  it("hands a connection a change committed elsewhere before the result of any statement sent after the commit, even with every connection busy", { timeout: 120_000 }, async () => {
+  it("hands a connection a change committed elsewhere before the result of any statement, or the answer to any BEGIN, sent after the commit, even with every connection busy", { timeout: 120_000 }, async () => {
     const scratch = await createScratchDatabase();
     const writer = await openTestDatabase(scratch.url);
     const reader = await openTestDatabase(scratch.url);
@@ -145,6 +145,14 @@ describe('the change feed over PostgreSQL (the order known callers rely on)', { 
         assert.ok(heard + gaps > before, `round ${round}: the change was heard before the next statement's result`);
       }
       assert.equal(gaps, gapsBefore, 'no connection started listening during the rounds: each was a notification');
+      // A write's transaction: a change committed before its BEGIN has been heard once BEGIN is answered.
+      for (let round = 1; round <= 200; round++) {
+        const before = heard + gaps;
+        await sql`update users set role = role where id = ${id}`.execute(writer.db);
+        const heardAtBegin = await reader.db.transaction().execute(async () => heard + gaps);
+        assert.ok(heardAtBegin > before, `transaction ${round}: the change was heard before its BEGIN was answered`);
+      }
+      assert.equal(gaps, gapsBefore, 'still notifications, not gaps');
     } finally {
       busy = false;
       await load;
@@ -187,6 +195,38 @@ describe('known callers across instances (PostgreSQL)', { skip: !onPostgres && '
       after.push((await read()).statusCode);
       await Promise.all(readers);
       assert.deepEqual([...new Set(after)], [401], `round ${round}: every read sent after the logout answered is refused`);
+    }
+  });
+
+  it('refuses every write sent after a session ended on the other instance, while the second instance is busy writing for that caller', { timeout: 120_000 }, async () => {
+    const { first, second, admin } = fixture;
+    const created = await first.app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { ...newVariantBody(1_000_000, 'known-write') } });
+    assert.equal(created.statusCode, 201, created.body);
+    const variantId = created.json().id as string;
+    for (let round = 0; round < 20; round++) {
+      const manager = await createUser(first.app, { role: 'manager', admin });
+      const reserve = () => second.app.inject({ method: 'POST', url: '/api/reservations', headers: manager.auth, payload: { lines: [{ variant_id: variantId, quantity: 1 }] } });
+      assert.equal((await reserve()).statusCode, 201, 'known to the second instance now');
+      let ended = false;
+      const statuses: number[] = [];
+      const after: number[] = [];
+      const writers = Array.from({ length: 4 }, async () => {
+        while (!ended) {
+          const sentAfterTheEnd = ended;
+          const response = await reserve();
+          statuses.push(response.statusCode);
+          if (sentAfterTheEnd) after.push(response.statusCode);
+        }
+        for (let index = 0; index < 2; index++) after.push((await reserve()).statusCode);
+      });
+      const logout = await first.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: manager.refreshToken } });
+      assert.equal(logout.statusCode, 204);
+      ended = true;
+      after.push((await reserve()).statusCode);
+      await Promise.all(writers);
+      assert.deepEqual([...new Set(after)], [401], `round ${round}: every write sent after the logout answered is refused`);
+      const made = await first.db.selectFrom('reservations').select('id').where('created_by', '=', manager.id).execute();
+      assert.equal(made.length, 1 + statuses.filter((status) => status === 201).length, `round ${round}: a reservation for each 201, none for a refusal`);
     }
   });
 
