@@ -131,18 +131,18 @@ export interface EventOfRow {
  */
 export function recordingSteps(events: NewEvent[], ofRows: EventOfRow[], context: EventContext): RawBuilder<unknown> {
   const now = new Date();
-  const rows = events.map(givenColumns);
-  const column = <Key extends keyof (typeof rows)[number]>(key: Key) => rows.map((row) => row[key]);
-  // The columns shared by every row once; the others as one array a column (unnest).
+  // The columns shared by every row once; the others a row each. A VALUES list, not arrays to
+  // unnest: PostgreSQL then estimates the rows as they are, and plans the statement once for each
+  // number of events (a generic plan), where an array's unknown length kept it planning anew.
   const { actor_id, actor_type, request_id, trace_parent } = contextColumns(context);
-  const given = sql`
-    select * from unnest(${column('id')}::uuid[], ${column('type')}::text[], ${column('subject_type')}::text[], ${column('subject_id')}::uuid[], ${column('data')}::jsonb[])`;
+  const given = events.map(givenColumns).map((row) => sql`(${row.id}::uuid, ${row.type}::text, ${row.subject_type}::text, ${row.subject_id}::uuid, ${row.data}::jsonb)`);
   const made = ofRows.map((event) => sql`select gen_random_uuid(), ${event.type}::text, ${event.subjectType}::text, ${event.subjectId}, ${event.data} from ${sql.table(event.step)}`);
+  const parts = [...(given.length > 0 ? [sql`values ${sql.join(given)}`] : []), ...made];
   return sql`
     recorded as (
       insert into events (id, type, created_at, actor_id, actor_type, request_id, subject_type, subject_id, data, trace_parent)
       select id, type, ${now}, ${actor_id}, ${actor_type}, ${request_id}, subject_type, subject_id, data, ${trace_parent}
-      from (${sql.join([given, ...made], sql` union all `)}) as given (id, type, subject_type, subject_id, data)
+      from (${parts.length > 0 ? sql.join(parts, sql` union all `) : sql`select null::uuid, null::text, null::text, null::uuid, null::jsonb where false`}) as given (id, type, subject_type, subject_id, data)
       returning id, type),
     queued as (
       insert into webhook_deliveries (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at)

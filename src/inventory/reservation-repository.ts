@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
+import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
 import { callerRead } from '../sessions/caller-query.js';
 
@@ -80,51 +81,54 @@ export const reservationById = callerRead<ReservationRow, [string]>('inventory.r
  * variants and quantities are used, which closing never changes, and the row's status decides.
  */
 export async function lockReservation(trx: Transaction<Database>, id: string): Promise<LockedReservation | undefined> {
-  const row = await trx
+  const [row] = await lockStatement(trx, id);
+  return row;
+}
+
+// Built once (prepared-query.ts): every commit and release runs it.
+const lockStatement = preparedQuery((db, id: string) =>
+  db
     .selectFrom('reservations')
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
     .select((eb) => jsonArrayFrom(eb.selectFrom('reservation_lines').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position')).as('lines'))
     .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
-  return row;
-}
+    .forUpdate(),
+);
 
 /**
- * The reservation and its lines in one statement. Expiry and creation read the database's
- * clock, so instances whose clocks differ agree.
+ * The reservation and its lines in one statement, if every line's variant exists and has the
+ * units available (read without a lock, in the statement's snapshot): a sold-out or unknown
+ * variant is refused before anything is written, and undefined says so (the caller reads why).
+ * With what `recordedWith` adds (the steps that record its event, given the name of the step
+ * that returns the new row). Expiry and creation read the database's clock, so instances whose
+ * clocks differ agree. The lines go in as a VALUES list, so PostgreSQL keeps one generic plan for
+ * each number of lines (arrays of an unknown length made it plan every execution anew).
  */
-export async function insertReservation(
+export async function insertReservationIfAvailable(
   trx: Transaction<Database>,
   input: { lines: { variant_id: string; quantity: number }[]; reference: string | null; expiresIn: number; createdBy: string | null },
-): Promise<Reservation> {
+  recordedWith: (madeStep: string) => RawBuilder<unknown>,
+): Promise<Reservation | undefined> {
   const id = randomUUID();
-  return trx
-    .with('made', (db) =>
-      db
-        .insertInto('reservations')
-        .values({
-          id,
-          status: 'active',
-          reference: input.reference,
-          expires_at: sql<Date>`now() + make_interval(secs => ${input.expiresIn})`,
-          created_by: input.createdBy,
-          created_at: sql<Date>`now()`,
-          updated_at: sql<Date>`now()`,
-        })
-        .returningAll(),
-    )
-    .with('made_lines', (db) =>
-      db
-        .insertInto('reservation_lines')
-        .values(input.lines.map((line, position) => ({ reservation_id: id, position, variant_id: line.variant_id.toLowerCase(), quantity: line.quantity })))
-        .returningAll(),
-    )
-    .selectFrom('made')
-    .selectAll()
-    .select((eb) => jsonArrayFrom(eb.selectFrom('made_lines').selectAll().orderBy('position')).as('lines'))
-    .executeTakeFirstOrThrow();
+  const wanted = input.lines.map((line, position) => sql`(${line.variant_id.toLowerCase()}::uuid, ${line.quantity}::integer, ${position}::integer)`);
+  const { rows } = await sql<Reservation>`
+    with wanted (variant_id, quantity, position) as (values ${sql.join(wanted)}),
+    unavailable as (
+      select 1 from wanted left join variants on variants.id = wanted.variant_id
+      where variants.id is null or variants.stock - variants.reserved < wanted.quantity),
+    made as (
+      insert into reservations (id, status, reference, expires_at, created_by, created_at, updated_at)
+      select ${id}, 'active', ${input.reference}, now() + make_interval(secs => ${input.expiresIn}), ${input.createdBy}, now(), now()
+      where not exists (select 1 from unavailable)
+      returning *),
+    made_lines as (
+      insert into reservation_lines (reservation_id, position, variant_id, quantity)
+      select made.id, wanted.position, wanted.variant_id, wanted.quantity from made cross join wanted
+      returning *),
+    ${recordedWith('made')}
+    select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines from made`.execute(trx);
+  return rows[0];
 }
 
 export interface ReservedMismatch {
@@ -162,15 +166,21 @@ export async function unitsHeldByOpenLines(trx: Transaction<Database>, variantId
   return row.held;
 }
 
-/** Closes reservations, their lines with them in one statement: the lines stop counting towards `reserved`. */
+/**
+ * The steps of a statement's `with` that close reservations and their lines (the lines stop
+ * counting towards `reserved`); the step `closed` returns the closed rows. A commit runs them in
+ * the statement that takes its units (reservation-service.ts).
+ */
+export function closingSteps(ids: string[], status: 'committed' | 'released' | 'expired'): RawBuilder<unknown> {
+  return sql`
+    closed_lines as (update reservation_lines set active = false where reservation_id in (${sql.join(ids)})),
+    closed as (update reservations set status = ${status}, updated_at = now() where id in (${sql.join(ids)}) returning *)`;
+}
+
+/** Closes reservations, their lines with them in one statement (closingSteps). */
 export async function closeReservations(trx: Transaction<Database>, ids: string[], status: 'committed' | 'released' | 'expired'): Promise<ReservationRow[]> {
-  return trx
-    .with('closed_lines', (db) => db.updateTable('reservation_lines').set({ active: false }).where('reservation_id', 'in', ids))
-    .updateTable('reservations')
-    .set({ status, updated_at: sql<Date>`now()` })
-    .where('id', 'in', ids)
-    .returningAll()
-    .execute();
+  const { rows } = await sql<ReservationRow>`with ${closingSteps(ids, status)} select * from closed`.execute(trx);
+  return rows;
 }
 
 /**

@@ -1,10 +1,10 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, VariantRow } from '../db/tables.js';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, ReservationRow, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
-import { record, recordMany, SERVICE_CONTEXT, type EventContext, type NewEvent } from '../events/event-recorder.js';
+import { recordingSteps, recordMany, SERVICE_CONTEXT, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
-import { claimLapsedReservations, closeReservations, insertReservation, lockReservation, type Reservation } from './reservation-repository.js';
+import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, type Reservation } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
 import { holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
@@ -20,33 +20,30 @@ const shortfall = (variant: VariantRow, quantity: number) =>
 /** The lines' positions in the order of their variants' ids: rows are always locked in that order, so two requests never deadlock. */
 const inIdOrder = (ids: string[]) => ids.map((id, index) => ({ id, index })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
+/** Attempts at the insert when the units its check found short are available again at once. */
+const INSERT_ATTEMPTS = 3;
+
 /**
  * POST /api/reservations: every line is held, or none. Lock last, as a flash sale needs: the
- * variants are read without a lock (a sold-out or unknown variant is refused before anything is
- * written), then the reservation, its lines and its event are written, touching no variant; then
- * each line holds its units with one conditional update (available >= quantity, checked under
- * the row's lock it takes), and the transaction commits. A variant's row is locked only for
- * those updates and the commit, whatever else the request writes and however many carts hold it.
+ * reservation, its lines and its event are written by one statement that first reads the
+ * variants without a lock (a sold-out or unknown variant is refused before anything is written),
+ * touching no variant; then each line holds its units with one conditional update (available >=
+ * quantity, checked under the row's lock it takes), and the transaction commits. A variant's row
+ * is locked only for those updates and the commit, whatever else the request writes and however
+ * many carts hold it.
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
-  refuseUnavailable(input, await variantsByIds(trx, ids));
-  const reservation = await insertReservation(trx, {
-    lines: input.lines,
-    reference: input.reference ?? null,
-    expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN,
-    createdBy: context.actorId,
-  });
-  await record(
-    trx,
-    {
-      type: 'reservation.created',
-      subjectType: 'reservation',
-      subjectId: reservation.id,
-      data: { after: { status: 'active', lines: linesOf(reservation), reference: reservation.reference, expires_at: reservation.expires_at } },
-    },
-    context,
-  );
+  const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
+  let reservation: Reservation | undefined;
+  for (let attempt = 1; !reservation; attempt++) {
+    reservation = await insertReservationIfAvailable(trx, made, (madeStep) => recordingSteps([], [createdEvent(madeStep, input)], context));
+    if (reservation) break;
+    // Refused, nothing written: the variants read again say which lines are missing or short.
+    refuseUnavailable(input, await variantsByIds(trx, ids));
+    // None is now: units came back between the two statements.
+    if (attempt === INSERT_ATTEMPTS) throw new AppError('insufficient_stock', 'The units available kept changing; nothing is reserved. Try again.');
+  }
   const order = inIdOrder(ids);
   for (const [position, { id, index }] of order.entries()) {
     if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
@@ -55,6 +52,24 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
   return reservation;
+}
+
+/**
+ * A reservation's `reservation.created`, built in SQL from its row as the insert made it (its
+ * `expires_at` is the database's clock's), in the form an event's data takes in JSON.
+ */
+function createdEvent(madeStep: string, input: ReservationInput): EventOfRow {
+  const column = (name: 'id' | 'status' | 'reference' | 'expires_at') => sql.ref(`${madeStep}.${name}`);
+  const lines = input.lines.map((line) => ({ variant_id: line.variant_id.toLowerCase(), quantity: line.quantity }));
+  return {
+    type: 'reservation.created',
+    subjectType: 'reservation',
+    step: madeStep,
+    subjectId: column('id'),
+    data: sql`jsonb_build_object('after', jsonb_build_object(
+      'status', ${column('status')}, 'lines', ${JSON.stringify(lines)}::jsonb, 'reference', ${column('reference')},
+      'expires_at', to_char(${column('expires_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`,
+  };
 }
 
 /**
@@ -103,14 +118,14 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  * Closes locked, active reservations: gives their units back (or, committing, takes them off the
  * stock). The reservations are written first and the variants last, in id order, so a hot
  * variant's row is locked only for its own update and what follows it: a release's or an
- * expiry's events are recorded before it; a commit's, with the `variant.stock_changed` each
- * update makes, in the updates' own statements, so the lock is held for the update and the
- * commit only (one round trip less than the bare lock-last reference, bench/README.md).
+ * expiry's events are recorded before it; a commit closes its reservations and records their
+ * events, with the `variant.stock_changed` each update makes, in the updates' own statements,
+ * so the lock is held for the update and the commit only (two round trips less than the bare
+ * lock-last reference, bench/README.md).
  */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
-  const closed = await closeReservations(trx, reservations.map((reservation) => reservation.id), status);
-  const finished = closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
-  const events: NewEvent[] = finished.map((reservation) => ({
+  const ids = reservations.map((reservation) => reservation.id);
+  const events: NewEvent[] = reservations.map((reservation) => ({
     type: EVENT_OF[status],
     subjectType: 'reservation',
     subjectId: reservation.id,
@@ -119,16 +134,20 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
   const byVariant = new Map<string, number>();
   for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
   const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
+  let closed: ReservationRow[] = [];
   if (status === 'committed') {
-    // The reservations' events go with the first variant's update, each variant's stock event with its own.
+    // The first variant's update closes the reservations and records their events; each variant's stock event goes with its own.
+    const note = { reason: 'reservation committed', reference: reservations[0]!.reference, context };
     for (const [position, { id, quantity }] of inOrder.entries()) {
-      await commitHeldUnits(trx, id, quantity, { reason: 'reservation committed', reference: reservations[0]!.reference, context }, position === 0 ? events : []);
+      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, events, { steps: closingSteps(ids, status), answer: 'closed' });
+      else await commitHeldUnits(trx, id, quantity, note, []);
     }
   } else {
+    closed = await closeReservations(trx, ids, status);
     await recordMany(trx, events, context);
     for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);
   }
-  return finished;
+  return closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
 }
 
 /**

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
+import { preparedQuery } from '../db/prepared-query.js';
+import { callerRead } from '../sessions/caller-query.js';
 import type { NewMovement } from './stock-movement-repository.js';
 
 /** The advisory lock key of the reconciliation of `reserved` (any fixed number no other lock uses). */
 const RECONCILIATION_LOCK = 720_431_121;
-import { callerRead } from '../sessions/caller-query.js';
 
 /**
  * The stock columns of the variants table (`stock`, `reserved`), which inventory alone changes
@@ -46,15 +47,19 @@ export function writeStock(trx: Transaction<Database>, id: string, change: { sto
  * False when the variant is missing or has too few units (nothing is written then).
  */
 export async function holdUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<boolean> {
-  const held = await trx
-    .updateTable('variants')
-    .set({ reserved: sql`reserved + ${quantity}`, version: sql`version + 1`, updated_at: new Date() })
-    .where('id', '=', variantId)
-    .where(sql<boolean>`stock - reserved >= ${quantity}`)
-    .returning('id')
-    .executeTakeFirst();
-  return held !== undefined;
+  const held = await holdStatement(trx, quantity, new Date(), variantId, quantity);
+  return held.length === 1;
 }
+
+// Built once (prepared-query.ts): the flash sale's hot path. The quantity is bound twice, a value each.
+const holdStatement = preparedQuery((db, quantity: number, now: Date, variantId: string, needed: number) =>
+  db
+    .updateTable('variants')
+    .set({ reserved: sql`reserved + ${quantity}`, version: sql`version + 1`, updated_at: now })
+    .where('id', '=', variantId)
+    .where(sql<boolean>`stock - reserved >= ${needed}`)
+    .returning('id'),
+);
 
 /** Gives held units back (a reservation released or expired); the version moves on. */
 export async function releaseUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<void> {
@@ -69,18 +74,22 @@ export async function releaseUnits(trx: Transaction<Database>, variantId: string
  * Takes held units off the stock and off `reserved` in one update (a commit), and writes in the
  * same statement its movement and what `recordedWith` adds (the steps that record the commit's
  * events, given the name of the step that returns the updated row), so the variant's lock is
- * held for this statement and the commit only. The row after it.
+ * held for this statement and the commit only. `alongside` adds the steps of another table's
+ * change to the statement (a commit closes its reservations there: one round trip less), which
+ * then answers with the rows of its step `answer`; else with the variant's row after it.
  */
-export async function takeHeldUnits(
+export async function takeHeldUnits<Answer = VariantRow>(
   trx: Transaction<Database>,
   variantId: string,
   quantity: number,
   movement: Pick<NewMovement, 'reason' | 'reference' | 'actor_id'>,
   recordedWith: (updatedStep: string) => RawBuilder<unknown>,
-): Promise<VariantRow> {
+  alongside?: { steps: RawBuilder<unknown>; answer: string },
+): Promise<Answer[]> {
   const now = new Date();
-  const { rows } = await sql<VariantRow>`
-    with taken as (
+  const { rows } = await sql<Answer>`
+    with ${alongside ? sql`${alongside.steps},` : sql``}
+    taken as (
       update variants set stock = stock - ${quantity}, reserved = reserved - ${quantity}, version = version + 1, updated_at = ${now}
       where id = ${variantId}
       returning *),
@@ -88,16 +97,19 @@ export async function takeHeldUnits(
       insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
       select ${randomUUID()}, id, ${-quantity}, stock, ${movement.reason}, ${movement.reference}, ${movement.actor_id}, ${now} from taken),
     ${recordedWith('taken')}
-    select * from taken`.execute(trx);
-  if (!rows[0]) throw new Error(`variant ${variantId} holds units but is gone`);
-  return rows[0];
+    select * from ${sql.table(alongside?.answer ?? 'taken')} where exists (select 1 from taken)`.execute(trx);
+  if (rows.length === 0) throw new Error(`variant ${variantId} holds units but is gone`);
+  return rows;
 }
 
 /** Variants, unlocked, in the order of `ids` (undefined for a missing one): why a hold failed. */
 export async function variantsByIds(trx: Transaction<Database>, ids: string[]): Promise<(VariantRow | undefined)[]> {
-  const rows = await trx.selectFrom('variants').selectAll().where('id', 'in', ids).execute();
+  const rows = await variantsStatement(trx, ids);
   return ids.map((id) => rows.find((row) => row.id === id));
 }
+
+// Built once (prepared-query.ts), one text for any number of ids.
+const variantsStatement = preparedQuery((db, ids: string[]) => db.selectFrom('variants').selectAll().where(sql<boolean>`id = any(${ids}::uuid[])`));
 
 /** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */
 export async function takeReconciliationTurn(trx: Transaction<Database>): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { record, recordingSteps, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
@@ -88,11 +88,19 @@ export async function setStock(
 /**
  * A commit's units leave the stock and `reserved` in one update with its movement, which takes
  * the variant's lock; its `variant.stock_changed` and `events`, the commit's own, are recorded by
- * the same statement, so the lock is held for it and the commit only.
+ * the same statement, so the lock is held for it and the commit only. `alongside`: the steps of
+ * the commit's other writes, and the step whose rows the statement answers (takeHeldUnits).
  */
-export async function commitHeldUnits(trx: Transaction<Database>, variantId: string, quantity: number, note: Omit<StockNote, 'data'>, events: NewEvent[]): Promise<void> {
+export async function commitHeldUnits<Answer = VariantRow>(
+  trx: Transaction<Database>,
+  variantId: string,
+  quantity: number,
+  note: Omit<StockNote, 'data'>,
+  events: NewEvent[],
+  alongside?: { steps: RawBuilder<unknown>; answer: string },
+): Promise<Answer[]> {
   const movement = { reason: note.reason, reference: note.reference, actor_id: note.context.actorId };
-  await takeHeldUnits(trx, variantId, quantity, movement, (updatedStep) => recordingSteps(events, [committedStockChange(updatedStep, quantity, note)], note.context));
+  return takeHeldUnits<Answer>(trx, variantId, quantity, movement, (updatedStep) => recordingSteps(events, [committedStockChange(updatedStep, quantity, note)], note.context), alongside);
 }
 
 /**
