@@ -92,33 +92,46 @@ async function oversellProblems(databaseUrl: string, variantId: string, committe
 
 /**
  * The flash sale: the service against the bare lock-last reference (bench/flash-sale-reference.ts),
- * alternated in `rounds` rounds, each on a fresh variant; then the oversell check of every round.
+ * one process each for the whole comparison. Each first runs the sale unmeasured for `warmUp`
+ * seconds (its code compiled by the JIT, its pool and prepared statements made, as a shop's
+ * long-running processes are), then they alternate in `rounds` rounds, each on a fresh variant;
+ * every sale, the warm-up's too, gets the oversell check.
  */
-export async function runFlashSale(service: { baseUrl: string }, databaseUrl: string, auth: Record<string, string>, options: { connections: number; duration: number; rounds: number }) {
+export async function runFlashSale(
+  service: { baseUrl: string },
+  databaseUrl: string,
+  auth: Record<string, string>,
+  options: { connections: number; duration: number; rounds: number; warmUp: number },
+) {
   const clientAuth = await checkoutClient(service.baseUrl, auth);
   const rows: Figures[] = [];
   const problems: string[] = [];
-  let serviceCheckouts = 0;
-  let referenceCheckouts = 0;
-  for (let round = 0; round < options.rounds; round++) {
-    const reference = await startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/flash-sale-reference.ts');
-    try {
+  const checkouts = { reference: 0, service: 0 };
+  const reference = await startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/flash-sale-reference.ts');
+  try {
+    const sides = [
+      { side: 'reference' as const, name: 'bare lock-last reference: reserve + commit', shopOf: (variantId: string) => referenceShop(reference.baseUrl, variantId) },
+      { side: 'service' as const, name: 'service: POST /api/reservations + commit', shopOf: (variantId: string) => serviceShop(service.baseUrl, clientAuth, variantId) },
+    ];
+    const sale = async ({ side, name, shopOf }: (typeof sides)[number], duration: number) => {
       const variantId = await newSaleVariant(service.baseUrl, auth, SALE_STOCK);
-      const run = await shop('bare lock-last reference: reserve + commit', referenceShop(reference.baseUrl, variantId), options);
-      rows.push(run.figures);
-      referenceCheckouts += run.committed;
-      problems.push(...(await oversellProblems(databaseUrl, variantId, run.committed)).map((problem) => `reference: ${problem}`));
-    } finally {
-      reference.child.kill('SIGTERM');
-      await reference.exited;
+      const run = await shop(name, shopOf(variantId), { connections: options.connections, duration });
+      problems.push(...(await oversellProblems(databaseUrl, variantId, run.committed)).map((problem) => `${side}: ${problem}`));
+      return run;
+    };
+    for (const side of sides) await sale(side, options.warmUp);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const side of sides) {
+        const run = await sale(side, options.duration);
+        rows.push(run.figures);
+        checkouts[side.side] += run.committed;
+      }
     }
-    const variantId = await newSaleVariant(service.baseUrl, auth, SALE_STOCK);
-    const run = await shop('service: POST /api/reservations + commit', serviceShop(service.baseUrl, clientAuth, variantId), options);
-    rows.push(run.figures);
-    serviceCheckouts += run.committed;
-    problems.push(...(await oversellProblems(databaseUrl, variantId, run.committed)).map((problem) => `service: ${problem}`));
+  } finally {
+    reference.child.kill('SIGTERM');
+    await reference.exited;
   }
-  return { rows, ratio: serviceCheckouts / referenceCheckouts, problems, clientAuth };
+  return { rows, ratio: checkouts.service / checkouts.reference, problems, clientAuth };
 }
 
 /** The median time of `count` reservations of one unit, one at a time, each released after. */
