@@ -101,7 +101,8 @@ const lockStatement = preparedQuery((db, id: string) =>
  * units available (read without a lock, in the statement's snapshot): a sold-out or unknown
  * variant is refused before anything is written, and undefined says so (the caller reads why).
  * With what `recordedWith` adds (the steps that record its event, given the name of the step
- * that returns the new row). Expiry and creation read the database's clock, so instances whose
+ * that returns the new row), and what `holdWith` adds (a step holding the units of the one line,
+ * whose rows say whether it held them: `held`; false without it). Expiry and creation read the database's clock, so instances whose
  * clocks differ agree. The lines go in as a VALUES list, so PostgreSQL keeps one generic plan for
  * each number of lines (arrays of an unknown length made it plan every execution anew).
  */
@@ -109,10 +110,12 @@ export async function insertReservationIfAvailable(
   trx: Transaction<Database>,
   input: { lines: { variant_id: string; quantity: number }[]; reference: string | null; expiresIn: number; createdBy: string | null },
   recordedWith: (madeStep: string) => RawBuilder<unknown>,
-): Promise<Reservation | undefined> {
+  holdWith?: (madeStep: string) => { step: string; steps: RawBuilder<unknown> },
+): Promise<{ reservation: Reservation; held: boolean } | undefined> {
+  const hold = holdWith?.('made');
   const id = randomUUID();
   const wanted = input.lines.map((line, position) => sql`(${line.variant_id.toLowerCase()}::uuid, ${line.quantity}::integer, ${position}::integer)`);
-  const { rows } = await sql<Reservation>`
+  const { rows } = await sql<Reservation & { held: boolean }>`
     with wanted (variant_id, quantity, position) as (values ${sql.join(wanted)}),
     unavailable as (
       select 1 from wanted left join variants on variants.id = wanted.variant_id
@@ -126,9 +129,14 @@ export async function insertReservationIfAvailable(
       insert into reservation_lines (reservation_id, position, variant_id, quantity)
       select made.id, wanted.position, wanted.variant_id, wanted.quantity from made cross join wanted
       returning *),
-    ${recordedWith('made')}
-    select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines from made`.execute(trx);
-  return rows[0];
+    ${recordedWith('made')}${hold ? sql`, ${hold.steps}` : sql``}
+    select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines,
+      ${hold ? sql`exists (select 1 from ${sql.table(hold.step)})` : sql`false`} as held
+    from made`.execute(trx);
+  const row = rows[0];
+  if (!row) return undefined;
+  const { held, ...reservation } = row;
+  return { reservation, held };
 }
 
 export interface ReservedMismatch {

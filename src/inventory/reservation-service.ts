@@ -6,7 +6,7 @@ import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
 import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, type Reservation } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
-import { holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
+import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
 
 const DEFAULT_EXPIRES_IN = 900;
@@ -28,30 +28,38 @@ const INSERT_ATTEMPTS = 3;
  * reservation, its lines and its event are written by one statement that first reads the
  * variants without a lock (a sold-out or unknown variant is refused before anything is written),
  * touching no variant; then each line holds its units with one conditional update (available >=
- * quantity, checked under the row's lock it takes), and the transaction commits. A variant's row
- * is locked only for those updates and the commit, whatever else the request writes and however
- * many carts hold it.
+ * quantity, checked under the row's lock it takes), and the transaction commits. A reservation of
+ * one line (a flash sale's) holds its units in the insert's statement, one round trip less. A
+ * variant's row is locked only for those updates and the commit, whatever else the request writes
+ * and however many carts hold it.
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
-  let reservation: Reservation | undefined;
-  for (let attempt = 1; !reservation; attempt++) {
-    reservation = await insertReservationIfAvailable(trx, made, (madeStep) => recordingSteps([], [createdEvent(madeStep, input)], context));
-    if (reservation) break;
+  const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
+  // Several lines hold one at a time, in id order, so that two reservations never deadlock.
+  const holdWith = ids.length === 1 ? (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, madeStep) : undefined;
+  let inserted: Awaited<ReturnType<typeof insertReservationIfAvailable>>;
+  for (let attempt = 1; ; attempt++) {
+    inserted = await insertReservationIfAvailable(trx, made, recordedWith, holdWith);
+    if (inserted) break;
     // Refused, nothing written: the variants read again say which lines are missing or short.
     refuseUnavailable(input, await variantsByIds(trx, ids));
     // None is now: units came back between the two statements.
     if (attempt === INSERT_ATTEMPTS) throw new AppError('insufficient_stock', 'The units available kept changing; nothing is reserved. Try again.');
   }
   const order = inIdOrder(ids);
+  if (holdWith) {
+    if (!inserted.held) await refuseAfterFailedHold(trx, input, order);
+    return inserted.reservation;
+  }
   for (const [position, { id, index }] of order.entries()) {
     if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
     // Others took the units (or deleted the variant) since the read: lock nothing more, and the
     // transaction rolls back, answering for this line and every line not yet held that is short now.
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
-  return reservation;
+  return inserted.reservation;
 }
 
 /**

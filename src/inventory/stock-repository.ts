@@ -61,6 +61,22 @@ const holdStatement = preparedQuery((db, quantity: number, now: Date, variantId:
     .returning('id'),
 );
 
+/**
+ * The step of a statement's `with` that holds `quantity` units of a variant, once the step `after`
+ * has made its row, if that many are available: holdUnits' update, for a reservation of one line,
+ * in its insert's statement (one round trip less; the row is locked from there to the commit, as
+ * by a hold of its own). Its rows: the variant's id if it held them, else none.
+ */
+export function holdingStep(variantId: string, quantity: number, after: string): { step: string; steps: RawBuilder<unknown> } {
+  return {
+    step: 'held',
+    steps: sql`held as (
+      update variants set reserved = reserved + ${quantity}, version = version + 1, updated_at = ${new Date()}
+      where id = ${variantId} and stock - reserved >= ${quantity} and exists (select 1 from ${sql.table(after)})
+      returning id)`,
+  };
+}
+
 /** Gives held units back (a reservation released or expired); the version moves on. */
 export async function releaseUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<void> {
   await trx
