@@ -113,16 +113,16 @@ export async function runFlashSale(
       { side: 'reference' as const, name: 'bare lock-last reference: reserve + commit', shopOf: (variantId: string) => referenceShop(reference.baseUrl, variantId) },
       { side: 'service' as const, name: 'service: POST /api/reservations + commit', shopOf: (variantId: string) => serviceShop(service.baseUrl, clientAuth, variantId) },
     ];
-    const sale = async ({ side, name, shopOf }: (typeof sides)[number], duration: number) => {
+    const sale = async ({ side, name, shopOf }: (typeof sides)[number], duration: number, label: string) => {
       const variantId = await newSaleVariant(service.baseUrl, auth, SALE_STOCK);
       const run = await shop(name, shopOf(variantId), { connections: options.connections, duration });
-      problems.push(...(await oversellProblems(databaseUrl, variantId, run.committed)).map((problem) => `${side}: ${problem}`));
+      problems.push(...(await oversellProblems(databaseUrl, variantId, run.committed)).map((problem) => `${side}, ${label}: ${problem}`));
       return run;
     };
-    for (const side of sides) await sale(side, options.warmUp);
+    for (const side of sides) await sale(side, options.warmUp, 'warm-up');
     for (let round = 0; round < options.rounds; round++) {
       for (const side of sides) {
-        const run = await sale(side, options.duration);
+        const run = await sale(side, options.duration, `round ${round + 1}`);
         rows.push(run.figures);
         checkouts[side.side] += run.committed;
       }

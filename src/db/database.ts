@@ -153,8 +153,12 @@ function listenForChanges(client: pg.PoolClient, changes: ChangeFeed): void {
   });
   client.query(`listen ${CHANGES_CHANNEL}`).then(
     () => changes.gap(),
-    // The connection failed; the pool drops it, and the next one reports its own start.
-    () => changes.gap(),
+    // A connection that does not listen must not serve: the known callers rely on every one
+    // hearing the changes. Ended, the pool drops it, and the next one reports its own start.
+    () => {
+      changes.gap();
+      client.end().catch(() => {});
+    },
   );
 }
 

@@ -102,9 +102,10 @@ const lockStatement = preparedQuery((db, id: string) =>
  * variant is refused before anything is written, and undefined says so (the caller reads why).
  * With what `recordedWith` adds (the steps that record its event, given the name of the step
  * that returns the new row), and what `holdWith` adds (a step holding the units of the one line,
- * whose rows say whether it held them: `held`; false without it). Expiry and creation read the database's clock, so instances whose
- * clocks differ agree. The lines go in as a VALUES list, so PostgreSQL keeps one generic plan for
- * each number of lines (arrays of an unknown length made it plan every execution anew).
+ * whose rows say whether it held them: `held`; false without it). Expiry and creation read the
+ * database's clock, so instances whose clocks differ agree. The lines go in as a VALUES list, so
+ * PostgreSQL keeps one generic plan for each number of lines (arrays of an unknown length made it
+ * plan every execution anew).
  */
 export async function insertReservationIfAvailable(
   trx: Transaction<Database>,

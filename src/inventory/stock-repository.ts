@@ -114,7 +114,8 @@ export async function takeHeldUnits<Answer = VariantRow>(
       select ${randomUUID()}, id, ${-quantity}, stock, ${movement.reason}, ${movement.reference}, ${movement.actor_id}, ${now} from taken),
     ${recordedWith('taken')}
     select * from ${sql.table(alongside?.answer ?? 'taken')} where exists (select 1 from taken)`.execute(trx);
-  if (rows.length === 0) throw new Error(`variant ${variantId} holds units but is gone`);
+  // The units were held under the reservation's lock, so the variant is there; so is what `alongside` writes.
+  if (rows.length === 0) throw new Error(`committing held units of variant ${variantId}: nothing taken${alongside ? ` or nothing in ${alongside.answer}` : ''}`);
   return rows;
 }
 
