@@ -5,10 +5,17 @@
  * holds the units with one conditional update (which takes the variant's lock) and commits; a
  * commit closes the reservation and its line, takes the units off the variant in one update and
  * writes one movement. Nothing is locked before it must be, so this is the ceiling of the work.
+ * It answers with the reply the service sends (the reservation's representation, the API's
+ * security headers, a request id, `no-store`, the Location of a new one), to the request the
+ * service gets (a `lines` list, a bearer token it does not read), as the by-id reference does:
+ * the load generator shares the two cores, so it sends and reads the same bytes from both.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import pg from 'pg';
+import type { ReservationLineRow, ReservationRow } from '../src/db/tables.js';
+import { API_HEADERS } from '../src/http/security.js';
+import { toReservationResponse } from '../src/inventory/reservation-response.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
@@ -29,30 +36,42 @@ async function inTransaction<Result>(work: (client: pg.PoolClient) => Promise<Re
   }
 }
 
-app.post<{ Body: { variant_id: string; quantity: number } }>('/reservations', async (request, reply) => {
-  const { variant_id: variantId, quantity } = request.body;
-  const id = randomUUID();
-  const held = await inTransaction(async (client) => {
-    await client.query({
+/** The headers of every reply of the service's (src/http/security.ts, http-frame.ts). */
+const withApiHeaders = (reply: FastifyReply) => reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
+
+app.post<{ Body: { lines: { variant_id: string; quantity: number }[] } }>('/reservations', async (request, reply) => {
+  // The sale's reservations are of one line.
+  const line = request.body.lines[0]!;
+  const made = await inTransaction(async (client) => {
+    const inserted = await client.query<ReservationRow>({
       name: 'insert-reservation',
-      text: "insert into reservations (id, status, expires_at, created_at, updated_at) values ($1, 'active', now() + interval '15 minutes', now(), now())",
-      values: [id],
+      text: "insert into reservations (id, status, expires_at, created_at, updated_at) values ($1, 'active', now() + interval '15 minutes', now(), now()) returning *",
+      values: [randomUUID()],
     });
-    await client.query({ name: 'insert-line', text: 'insert into reservation_lines (reservation_id, position, variant_id, quantity) values ($1, 0, $2, $3)', values: [id, variantId, quantity] });
-    const hold = await client.query({ name: 'hold', text: 'update variants set reserved = reserved + $2 where id = $1 and stock - reserved >= $2', values: [variantId, quantity] });
-    return hold.rowCount === 1 ? id : undefined;
+    const reservation = inserted.rows[0]!;
+    await client.query({ name: 'insert-line', text: 'insert into reservation_lines (reservation_id, position, variant_id, quantity) values ($1, 0, $2, $3)', values: [reservation.id, line.variant_id, line.quantity] });
+    const hold = await client.query({ name: 'hold', text: 'update variants set reserved = reserved + $2 where id = $1 and stock - reserved >= $2', values: [line.variant_id, line.quantity] });
+    return hold.rowCount === 1 ? reservation : undefined;
   });
-  if (!held) return reply.code(409).send({ code: 'insufficient_stock' });
-  return reply.code(201).send({ id });
+  withApiHeaders(reply);
+  if (!made) return reply.code(409).send({ code: 'insufficient_stock' });
+  return reply
+    .code(201)
+    .header('location', `/api/reservations/${made.id}`)
+    .send(toReservationResponse({ ...made, lines: [{ reservation_id: made.id, position: 0, variant_id: line.variant_id, quantity: line.quantity, active: true }] }));
 });
 
 app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request, reply) => {
   const committed = await inTransaction(async (client) => {
-    const closed = await client.query({ name: 'close', text: "update reservations set status = 'committed', updated_at = now() where id = $1 and status = 'active'", values: [request.params.id] });
+    const closed = await client.query<ReservationRow>({
+      name: 'close',
+      text: "update reservations set status = 'committed', updated_at = now() where id = $1 and status = 'active' returning *",
+      values: [request.params.id],
+    });
     if (closed.rowCount !== 1) return undefined;
-    const lines = await client.query<{ variant_id: string; quantity: number }>({
+    const lines = await client.query<ReservationLineRow>({
       name: 'close-lines',
-      text: 'update reservation_lines set active = false where reservation_id = $1 returning variant_id, quantity',
+      text: 'update reservation_lines set active = false where reservation_id = $1 returning *',
       values: [request.params.id],
     });
     const { variant_id: variantId, quantity } = lines.rows[0]!;
@@ -66,10 +85,11 @@ app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request,
       text: "insert into stock_movements (id, variant_id, delta, stock_after, reason, created_at) values ($1, $2, $3, $4, 'reservation committed', now())",
       values: [randomUUID(), variantId, -quantity, taken.rows[0]!.stock],
     });
-    return true;
+    return { ...closed.rows[0]!, lines: lines.rows };
   });
+  withApiHeaders(reply);
   if (!committed) return reply.code(409).send({ code: 'reservation_closed' });
-  return { status: 'committed' };
+  return toReservationResponse(committed);
 });
 
 app.get('/healthz', async () => ({ status: 'ok' }));

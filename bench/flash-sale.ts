@@ -52,13 +52,14 @@ function serviceShop(baseUrl: string, auth: Record<string, string>, variantId: s
   };
 }
 
-function referenceShop(baseUrl: string, variantId: string): Shop {
+/** The service's requests, token included (the reference does not read it), to the reference's routes. */
+function referenceShop(baseUrl: string, auth: Record<string, string>, variantId: string): Shop {
   return {
     reserve: async () => {
-      const reply = await postJson(`${baseUrl}/reservations`, { variant_id: variantId, quantity: 1 });
+      const reply = await postJson(`${baseUrl}/reservations`, { lines: [{ variant_id: variantId, quantity: 1 }] }, auth);
       return reply.status === 201 ? String(reply.body?.id) : undefined;
     },
-    commit: async (id) => (await postJson(`${baseUrl}/reservations/${id}/commit`, {})).status === 200,
+    commit: async (id) => (await postJson(`${baseUrl}/reservations/${id}/commit`, {}, auth)).status === 200,
   };
 }
 
@@ -110,7 +111,7 @@ export async function runFlashSale(
   const reference = await startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/flash-sale-reference.ts');
   try {
     const sides = [
-      { side: 'reference' as const, name: 'bare lock-last reference: reserve + commit', shopOf: (variantId: string) => referenceShop(reference.baseUrl, variantId) },
+      { side: 'reference' as const, name: 'bare lock-last reference: reserve + commit', shopOf: (variantId: string) => referenceShop(reference.baseUrl, clientAuth, variantId) },
       { side: 'service' as const, name: 'service: POST /api/reservations + commit', shopOf: (variantId: string) => serviceShop(service.baseUrl, clientAuth, variantId) },
     ];
     const sale = async ({ side, name, shopOf }: (typeof sides)[number], duration: number, label: string) => {

@@ -42,7 +42,7 @@ const FLASH_SHOPPERS = 32;
 // One process of a build reads up to a fifth faster or slower than the next on this VM for its
 // whole life (bench/README.md): five rounds of new processes, summed, weigh that luck down.
 const BY_ID_ROUNDS = 5;
-const FLASH_SALE_ROUNDS = 3;
+const FLASH_SALE_ROUNDS = 5;
 // The service's sale ran a third slower in its first seconds than once the JIT had compiled its
 // path (bench/README.md): each side is warmed by as much unmeasured sale before the rounds.
 const FLASH_SALE_WARM_UP_SECONDS = 8;
