@@ -6,7 +6,6 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ChangeFeed, CHANGES_CHANNEL } from './change-feed.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import { runPreparedDirectly, type DirectRunner } from './prepared-query.js';
 import { TracedDialect } from './traced-dialect.js';
 import type { Database } from './tables.js';
 
@@ -63,8 +62,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const dialect = options.traced ? new TracedDialect(plain) : plain;
   const onStatement = options.onStatement;
   const db = new Kysely<Database>({ dialect, ...(onStatement ? { log: (event) => onStatement(event.query.sql) } : {}) });
-  // With tracing on, every statement goes through the traced dialect to get its span.
-  if (pool && !options.traced) runPreparedDirectly(db, directRunner(pool, onStatement));
   return {
     db,
     ping: async () => {
@@ -100,24 +97,6 @@ class PreparingClient extends pg.Client {
       throw error;
     });
   }
-}
-
-/**
- * A prepared query's statement outside a transaction, on a pooled connection taken and given back
- * here (prepared-query.ts says why): the same PreparingClient, so the same named statement,
- * timeout and cut of a connection whose statement never came back.
- */
-function directRunner(pool: pg.Pool, onStatement: ((sql: string) => void) | undefined): DirectRunner {
-  return async (text, values) => {
-    const client = await pool.connect();
-    try {
-      onStatement?.(text);
-      const result = (await client.query(text, values as unknown[])) as pg.QueryResult;
-      return result.rows;
-    } finally {
-      client.release();
-    }
-  };
 }
 
 const statementNames = new Map<string, string | null>();

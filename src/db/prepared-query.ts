@@ -13,23 +13,6 @@ interface Template {
   sources: number[];
 }
 
-/** Runs a compiled statement's text and values on a pool, outside any transaction: its rows. */
-export type DirectRunner = (text: string, values: readonly unknown[]) => Promise<unknown[]>;
-
-/**
- * The databases whose statements outside a transaction may skip Kysely's executor (database.ts
- * registers a PostgreSQL pool's): a keyed read by a caller the instance knows then costs the
- * pool's own query path. Kysely's acquires a connection, runs and releases it through a chain of
- * promises that took about a tenth of the by-id read's JavaScript (bench/README.md). A
- * transaction is another Kysely object, never in here: its statements go through Kysely as
- * before, on its one connection.
- */
-const directRunners = new WeakMap<Kysely<Database>, DirectRunner>();
-
-export function runPreparedDirectly(db: Kysely<Database>, runner: DirectRunner): void {
-  directRunners.set(db, runner);
-}
-
 /**
  * A query whose shape never changes, built and compiled by Kysely once instead of on every call
  * (building and compiling took a tenth of a keyed read's CPU in the profile). `build` receives
@@ -43,8 +26,6 @@ export function preparedQuery<Row, Values extends unknown[]>(build: (db: Kysely<
     template ??= compileTemplate(db, build, values.length);
     const known = template;
     const parameters = known.sources.map((source, index) => (source === -1 ? known.parameters[index] : values[source]));
-    const direct = directRunners.get(db);
-    if (direct) return direct(known.sql, parameters) as Promise<Row[]>;
     const result = await db.executeQuery<Row>(CompiledQuery.raw(known.sql, parameters));
     return result.rows;
   };
