@@ -5,10 +5,11 @@
  * holds the units with one conditional update (which takes the variant's lock) and commits; a
  * commit closes the reservation and its line, takes the units off the variant in one update and
  * writes one movement. Nothing is locked before it must be, so this is the ceiling of the work.
- * It answers with the reply the service sends (the reservation's representation, the API's
- * security headers, a request id, `no-store`, the Location of a new one), to the request the
- * service gets (a `lines` list, a bearer token it does not read), as the by-id reference does:
- * the load generator shares the two cores, so it sends and reads the same bytes from both.
+ * It answers a success with the reply the service sends (the reservation's representation, the
+ * API's security headers, a request id, `no-store`, the Location of a new one), to the request
+ * the service gets (a `lines` list, a bearer token it does not read), as the by-id reference
+ * does: the load generator shares the two cores, so it sends and reads the same bytes from both.
+ * A refusal, which the sale never meets, is a bare `{ code }`.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyReply } from 'fastify';
