@@ -14,7 +14,8 @@ export const transactionRetries = { serialization_failure: 0, deadlock: 0 };
 /**
  * The one transaction convention of the service:
  * - A transaction is opened by the code that needs it, with `inTransaction`: over HTTP the
- *   admission (`request.access.transaction`), which a route hands the work to; a background job,
+ *   admission (`request.access.transaction`), which a route hands the work to (a write that is
+ *   one statement may go without one: `request.access.oneStatement`); a background job,
  *   a start-up step or a service whose work spans a slow step outside any transaction (argon2,
  *   DNS) opens its own.
  * - A function that runs inside a transaction takes it as `trx: Transaction<Database>` and never

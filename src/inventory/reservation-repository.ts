@@ -5,6 +5,7 @@ import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
 import { callerRead } from '../sessions/caller-query.js';
+import type { StatementStep } from './stock-repository.js';
 
 export interface Reservation extends ReservationRow {
   lines: ReservationLineRow[];
@@ -85,55 +86,75 @@ export async function lockReservation(trx: Transaction<Database>, id: string): P
   return row;
 }
 
-// Built once (prepared-query.ts): every commit and release runs it.
-const lockStatement = preparedQuery((db, id: string) =>
+/** A reservation and its lines, unlocked (a commit in one statement reads what it will close: reservation-service.ts). */
+export async function readReservation(db: Kysely<Database>, id: string): Promise<LockedReservation | undefined> {
+  const [row] = await readStatement(db, id);
+  return row;
+}
+
+const withLinesAndLapse = (db: Kysely<Database>, id: string) =>
   db
     .selectFrom('reservations')
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
     .select((eb) => jsonArrayFrom(eb.selectFrom('reservation_lines').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position')).as('lines'))
-    .where('id', '=', id)
-    .forUpdate(),
-);
+    .where('id', '=', id);
+
+// Built once (prepared-query.ts): every commit and release runs one of them.
+const lockStatement = preparedQuery((db, id: string) => withLinesAndLapse(db, id).forUpdate());
+const readStatement = preparedQuery((db, id: string) => withLinesAndLapse(db, id));
+
+/** The lines whose variant is missing or short, read without a lock in the statement's snapshot. */
+const unavailable = sql`unavailable as (
+      select 1 from wanted left join variants on variants.id = wanted.variant_id
+      where variants.id is null or variants.stock - variants.reserved < wanted.quantity),`;
+
+/**
+ * How a reservation of one line holds its units in its insert's statement: `after` the insert
+ * (given the name of the step that returns the new row), in a transaction that refuses the
+ * reservation when the hold found the units gone; or `before` it, and the insert happens only if
+ * the hold did (a statement of its own, which nothing can roll back).
+ */
+export type HoldInInsert = { after: (madeStep: string) => StatementStep } | { before: StatementStep };
 
 /**
  * The reservation and its lines in one statement, if every line's variant exists and has the
  * units available (read without a lock, in the statement's snapshot): a sold-out or unknown
  * variant is refused before anything is written, and undefined says so (the caller reads why).
  * With what `recordedWith` adds (the steps that record its event, given the name of the step
- * that returns the new row), and what `holdWith` adds (a step holding the units of the one line,
+ * that returns the new row), and what `hold` adds (a step holding the units of the one line,
  * whose rows say whether it held them: `held`; false without it). Expiry and creation read the
  * database's clock, so instances whose clocks differ agree. The lines go in as a VALUES list, so
  * PostgreSQL keeps one generic plan for each number of lines (arrays of an unknown length made it
  * plan every execution anew).
  */
 export async function insertReservationIfAvailable(
-  trx: Transaction<Database>,
+  db: Kysely<Database>,
   input: { lines: { variant_id: string; quantity: number }[]; reference: string | null; expiresIn: number; createdBy: string | null },
   recordedWith: (madeStep: string) => RawBuilder<unknown>,
-  holdWith?: (madeStep: string) => { step: string; steps: RawBuilder<unknown> },
+  hold?: HoldInInsert,
 ): Promise<{ reservation: Reservation; held: boolean } | undefined> {
-  const hold = holdWith?.('made');
+  const before = hold && 'before' in hold ? hold.before : undefined;
+  const after = hold && 'after' in hold ? hold.after('made') : undefined;
+  const holding = before ?? after;
   const id = randomUUID();
   const wanted = input.lines.map((line, position) => sql`(${line.variant_id.toLowerCase()}::uuid, ${line.quantity}::integer, ${position}::integer)`);
   const { rows } = await sql<Reservation & { held: boolean }>`
     with wanted (variant_id, quantity, position) as (values ${sql.join(wanted)}),
-    unavailable as (
-      select 1 from wanted left join variants on variants.id = wanted.variant_id
-      where variants.id is null or variants.stock - variants.reserved < wanted.quantity),
+    ${before ? sql`${before.steps},` : unavailable}
     made as (
       insert into reservations (id, status, reference, expires_at, created_by, created_at, updated_at)
       select ${id}, 'active', ${input.reference}, now() + make_interval(secs => ${input.expiresIn}), ${input.createdBy}, now(), now()
-      where not exists (select 1 from unavailable)
+      where ${before ? sql`exists (select 1 from ${sql.table(before.step)})` : sql`not exists (select 1 from unavailable)`}
       returning *),
     made_lines as (
       insert into reservation_lines (reservation_id, position, variant_id, quantity)
       select made.id, wanted.position, wanted.variant_id, wanted.quantity from made cross join wanted
       returning *),
-    ${recordedWith('made')}${hold ? sql`, ${hold.steps}` : sql``}
+    ${recordedWith('made')}${after ? sql`, ${after.steps}` : sql``}
     select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines,
-      ${hold ? sql`exists (select 1 from ${sql.table(hold.step)})` : sql`false`} as held
-    from made`.execute(trx);
+      ${holding ? sql`exists (select 1 from ${sql.table(holding.step)})` : sql`false`} as held
+    from made`.execute(db);
   const row = rows[0];
   if (!row) return undefined;
   const { held, ...reservation } = row;
@@ -178,13 +199,18 @@ export async function unitsHeldByOpenLines(trx: Transaction<Database>, variantId
 /**
  * The steps of a statement's `with` that close reservations and their lines (the lines stop
  * counting towards `reserved`); the step `closed` returns the closed rows. A commit runs them in
- * the statement that takes its units (reservation-service.ts).
+ * the statement that takes its units (reservation-service.ts). `onlyIf` is a condition on each
+ * reservation's row (a commit in one statement: still active, not lapsed, the caller let in);
+ * the lines of a reservation it leaves open stay as they are.
  */
-export function closingSteps(ids: string[], status: 'committed' | 'released' | 'expired'): RawBuilder<unknown> {
+export function closingSteps(ids: string[], status: 'committed' | 'released' | 'expired', onlyIf: RawBuilder<boolean> = sql`true`): RawBuilder<unknown> {
   return sql`
-    closed_lines as (update reservation_lines set active = false where reservation_id in (${sql.join(ids)})),
-    closed as (update reservations set status = ${status}, updated_at = now() where id in (${sql.join(ids)}) returning *)`;
+    closed as (update reservations set status = ${status}, updated_at = now() where id in (${sql.join(ids)}) and ${onlyIf} returning *),
+    closed_lines as (update reservation_lines set active = false where reservation_id in (select id from closed))`;
 }
+
+/** The condition that a reservation's row is still open to a commit or release: active, its time not up. */
+export const stillOpen = sql<boolean>`status = 'active' and expires_at > now()`;
 
 /** Closes reservations, their lines with them in one statement (closingSteps). */
 export async function closeReservations(trx: Transaction<Database>, ids: string[], status: 'committed' | 'released' | 'expired'): Promise<ReservationRow[]> {

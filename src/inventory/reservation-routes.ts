@@ -14,10 +14,11 @@ import {
   reservationById,
   reservationsPage,
   withLinesOfPage,
+  type Reservation,
 } from './reservation-repository.js';
 import { toReservationResponse } from './reservation-response.js';
 import { ListReservationsQuery, ReservationBody, ReservationSchema } from './reservation-schemas.js';
-import { createReservation, finishReservation, reservationClosed } from './reservation-service.js';
+import { commitInOneStatement, createReservation, finishReservation, reservationClosed, reserveInOneStatement } from './reservation-service.js';
 import { variantKey } from './stock-repository.js';
 
 const ReservationReply = Type.Ref(ReservationSchema);
@@ -41,11 +42,19 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: idempotentReply(resourceReply(ReservationReply, 'Created.', { location: true, etag: false })), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422) },
       },
     },
-    async (request, reply) =>
-      replyOnce(request.access, request, reply, async (trx) => {
+    async (request, reply) => {
+      const location = (reservation: Reservation) => `/api/reservations/${reservation.id}`;
+      // A flash sale's reservation (one line, no Idempotency-Key, a caller this instance knows) is
+      // one statement; anything it did not write is done, or refused, in a transaction.
+      if (request.headers['idempotency-key'] === undefined) {
+        const reservation = await request.access.oneStatement((db, letIn) => reserveInOneStatement(db, request.body, contextOf(request), letIn));
+        if (reservation) return reply.code(201).header('location', location(reservation)).send(toReservationResponse(reservation));
+      }
+      return replyOnce(request.access, request, reply, async (trx) => {
         const reservation = await createReservation(trx, request.body, contextOf(request));
-        return { status: 201, headers: { location: `/api/reservations/${reservation.id}` }, body: toReservationResponse(reservation) };
-      }),
+        return { status: 201, headers: { location: location(reservation) }, body: toReservationResponse(reservation) };
+      });
+    },
   );
 
   app.get(
@@ -147,6 +156,9 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request) => {
+        // A commit of one line is one statement when it can be (reservation-service.ts); the rest, and every refusal, a transaction.
+        const committed = action === 'commit' ? await request.access.oneStatement((db, letIn) => commitInOneStatement(db, request.params.id, contextOf(request), letIn)) : undefined;
+        if (committed) return toReservationResponse(committed);
         const outcome = await request.access.transaction((trx) => finishReservation(trx, request.params.id, status, contextOf(request)));
         if ('closedAs' in outcome) throw reservationClosed(outcome.closedAs, status);
         return toReservationResponse(outcome);

@@ -1,10 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, ReservationRow, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { recordingSteps, recordMany, SERVICE_CONTEXT, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
-import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, type Reservation } from './reservation-repository.js';
+import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, readReservation, stillOpen, type Reservation } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
 import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
@@ -38,7 +38,7 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
   // Several lines hold one at a time, in id order, so that two reservations never deadlock.
-  const holdWith = ids.length === 1 ? (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, madeStep) : undefined;
+  const holdWith = ids.length === 1 ? { after: (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, sql`exists (select 1 from ${sql.table(madeStep)})`) } : undefined;
   let inserted: Awaited<ReturnType<typeof insertReservationIfAvailable>>;
   for (let attempt = 1; ; attempt++) {
     inserted = await insertReservationIfAvailable(trx, made, recordedWith, holdWith);
@@ -60,6 +60,23 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
   return inserted.reservation;
+}
+
+/**
+ * POST /api/reservations of one line, in one statement outside any transaction (Access.oneStatement):
+ * the hold first, under `letIn` (the caller check), then the reservation, its line and its event,
+ * only if the hold took the units. The variant's row is locked from the hold to the statement's
+ * end, with no round trip in between. Undefined when nothing was written (a line short, a
+ * variant unknown, the caller refused, or several lines): the transaction of createReservation
+ * then answers.
+ */
+export async function reserveInOneStatement(db: Kysely<Database>, input: ReservationInput, context: EventContext, letIn: RawBuilder<boolean>): Promise<Reservation | undefined> {
+  const [line, ...others] = input.lines;
+  if (!line || others.length > 0) return undefined;
+  const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
+  const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
+  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn) });
+  return inserted?.reservation;
 }
 
 /**
@@ -156,8 +173,8 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     // The first variant's update closes the reservations and records their events; each variant's stock event goes with its own.
     const note = { reason: 'reservation committed', reference: reservations[0]!.reference, context };
     for (const [position, { id, quantity }] of inOrder.entries()) {
-      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, events, { steps: closingSteps(ids, status), answer: 'closed' });
-      else await commitHeldUnits(trx, id, quantity, note, []);
+      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, { given: events }, { steps: closingSteps(ids, status), answer: 'closed' });
+      else await commitHeldUnits(trx, id, quantity, note, { given: [] });
     }
   } else {
     closed = await closeReservations(trx, ids, status);
@@ -189,6 +206,40 @@ export async function finishReservation(
   }
   const [finished] = await close(trx, [reservation], status, context);
   return finished!;
+}
+
+/**
+ * POST /api/reservations/{id}/commit of a reservation of one line, in one statement outside any
+ * transaction (Access.oneStatement), after an unlocked read of what it commits: the statement
+ * closes the reservation only if it is still active, its time not up, and `letIn` (the caller
+ * check) holds, and takes its units, writes its movement and records its events only if it closed
+ * it. The variant's row is locked from its update to the statement's end, with no round trip in
+ * between. Undefined when nothing was written (the reservation unknown, closed, lapsed or of
+ * several lines, or the caller refused): the transaction of finishReservation then answers.
+ */
+export async function commitInOneStatement(db: Kysely<Database>, id: string, context: EventContext, letIn: RawBuilder<boolean>): Promise<Reservation | undefined> {
+  const reservation = await readReservation(db, id);
+  if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1) return undefined;
+  const line = reservation.lines[0]!;
+  const note = { reason: 'reservation committed', reference: reservation.reference, context };
+  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${letIn}`);
+  const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
+  return closed && { ...closed, lines: reservation.lines };
+}
+
+/**
+ * A commit's `reservation.committed` (the event `close` records), made of the reservation's row as
+ * its closing left it, so that it is recorded only if the reservation closed.
+ */
+function committedEvent(closedStep: string, reservation: Reservation): EventOfRow {
+  return {
+    type: EVENT_OF.committed,
+    subjectType: 'reservation',
+    step: closedStep,
+    subjectId: sql.ref(`${closedStep}.id`),
+    data: sql`jsonb_build_object('before', jsonb_build_object('status', 'active'), 'after', jsonb_build_object('status', ${sql.ref(`${closedStep}.status`)}),
+      'lines', ${JSON.stringify(linesOf(reservation))}::jsonb, 'reference', ${sql.ref(`${closedStep}.reference`)})`,
+  };
 }
 
 /** The answer to a commit or release that found the reservation in another state. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { preparedQuery } from '../db/prepared-query.js';
 import { callerRead } from '../sessions/caller-query.js';
@@ -61,18 +61,24 @@ const holdStatement = preparedQuery((db, quantity: number, now: Date, variantId:
     .returning('id'),
 );
 
+/** A step of a statement's `with` and the name of the step whose rows it returns. */
+export interface StatementStep {
+  step: string;
+  steps: RawBuilder<unknown>;
+}
+
 /**
- * The step of a statement's `with` that holds `quantity` units of a variant, once the step `after`
- * has made its row, if that many are available: holdUnits' update, for a reservation of one line,
- * in its insert's statement (one round trip less; the row is locked from there to the commit, as
- * by a hold of its own). Its rows: the variant's id if it held them, else none.
+ * The step of a statement's `with` that holds `quantity` units of a variant, if that many are
+ * available and `condition` holds: holdUnits' update, for a reservation of one line, in its
+ * insert's statement (one round trip less; the row is locked from there to the commit, as by a
+ * hold of its own). Its rows: the variant's id if it held them, else none.
  */
-export function holdingStep(variantId: string, quantity: number, after: string): { step: string; steps: RawBuilder<unknown> } {
+export function holdingStep(variantId: string, quantity: number, condition: RawBuilder<boolean>): StatementStep {
   return {
     step: 'held',
     steps: sql`held as (
       update variants set reserved = reserved + ${quantity}, version = version + 1, updated_at = ${new Date()}
-      where id = ${variantId} and stock - reserved >= ${quantity} and exists (select 1 from ${sql.table(after)})
+      where id = ${variantId} and stock - reserved >= ${quantity} and ${condition}
       returning id)`,
   };
 }
@@ -92,30 +98,33 @@ export async function releaseUnits(trx: Transaction<Database>, variantId: string
  * events, given the name of the step that returns the updated row), so the variant's lock is
  * held for this statement and the commit only. `alongside` adds the steps of another table's
  * change to the statement (a commit closes its reservations there: one round trip less), which
- * then answers with the rows of its step `answer`; else with the variant's row after it.
+ * then answers with the rows of its step `answer`; else with the variant's row after it. With
+ * `alongside.required`, the units are taken only if `answer` has rows, and no rows is an answer
+ * (a commit in one statement, which finds its reservation no longer open); without it, the
+ * caller holds the locks that make the update certain, and no rows is a failure.
  */
 export async function takeHeldUnits<Answer = VariantRow>(
-  trx: Transaction<Database>,
+  db: Kysely<Database>,
   variantId: string,
   quantity: number,
   movement: Pick<NewMovement, 'reason' | 'reference' | 'actor_id'>,
   recordedWith: (updatedStep: string) => RawBuilder<unknown>,
-  alongside?: { steps: RawBuilder<unknown>; answer: string },
+  alongside?: { steps: RawBuilder<unknown>; answer: string; required?: boolean },
 ): Promise<Answer[]> {
   const now = new Date();
   const { rows } = await sql<Answer>`
     with ${alongside ? sql`${alongside.steps},` : sql``}
     taken as (
       update variants set stock = stock - ${quantity}, reserved = reserved - ${quantity}, version = version + 1, updated_at = ${now}
-      where id = ${variantId}
+      where id = ${variantId}${alongside?.required ? sql` and exists (select 1 from ${sql.table(alongside.answer)})` : sql``}
       returning *),
     moved as (
       insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
       select ${randomUUID()}, id, ${-quantity}, stock, ${movement.reason}, ${movement.reference}, ${movement.actor_id}, ${now} from taken),
     ${recordedWith('taken')}
-    select * from ${sql.table(alongside?.answer ?? 'taken')} where exists (select 1 from taken)`.execute(trx);
+    select * from ${sql.table(alongside?.answer ?? 'taken')} where exists (select 1 from taken)`.execute(db);
   // The units were held under the reservation's lock, so the variant is there; so is what `alongside` writes.
-  if (rows.length === 0) throw new Error(`committing held units of variant ${variantId}: nothing taken${alongside ? ` or nothing in ${alongside.answer}` : ''}`);
+  if (rows.length === 0 && !alongside?.required) throw new Error(`committing held units of variant ${variantId}: nothing taken${alongside ? ` or nothing in ${alongside.answer}` : ''}`);
   return rows;
 }
 

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, VariantRow } from '../db/tables.js';
 import { record, recordingSteps, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
@@ -89,18 +89,21 @@ export async function setStock(
  * A commit's units leave the stock and `reserved` in one update with its movement, which takes
  * the variant's lock; its `variant.stock_changed` and `events`, the commit's own, are recorded by
  * the same statement, so the lock is held for it and the commit only. `alongside`: the steps of
- * the commit's other writes, and the step whose rows the statement answers (takeHeldUnits).
+ * the commit's other writes, and the step whose rows the statement answers (takeHeldUnits);
+ * `events.ofRows`: the commit's events made of those steps' rows. `db` is the transaction, or the
+ * database for a commit in one statement (reservation-service.ts).
  */
 export async function commitHeldUnits<Answer = VariantRow>(
-  trx: Transaction<Database>,
+  db: Kysely<Database>,
   variantId: string,
   quantity: number,
   note: Omit<StockNote, 'data'>,
-  events: NewEvent[],
-  alongside?: { steps: RawBuilder<unknown>; answer: string },
+  events: { given: NewEvent[]; ofRows?: EventOfRow[] },
+  alongside?: { steps: RawBuilder<unknown>; answer: string; required?: boolean },
 ): Promise<Answer[]> {
   const movement = { reason: note.reason, reference: note.reference, actor_id: note.context.actorId };
-  return takeHeldUnits<Answer>(trx, variantId, quantity, movement, (updatedStep) => recordingSteps(events, [committedStockChange(updatedStep, quantity, note)], note.context), alongside);
+  const recordedWith = (updatedStep: string) => recordingSteps(events.given, [...(events.ofRows ?? []), committedStockChange(updatedStep, quantity, note)], note.context);
+  return takeHeldUnits<Answer>(db, variantId, quantity, movement, recordedWith, alongside);
 }
 
 /**

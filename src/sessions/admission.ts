@@ -1,9 +1,9 @@
-import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely';
 import type { Database, Role } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
-import { besideCaller, callerAlone, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+import { besideCaller, callerAlone, callerLetIn, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
 import { rowNow, takeTouchDue, type KnownCaller, type KnownCallers } from './known-callers.js';
 
 /** Who makes a request, once admitted. */
@@ -73,6 +73,8 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
  *   (both read the data alone for a caller this instance knows: see `readAsKnown`)
  * - `transaction(work)`: a write, whose transaction's first statement checks the caller (none
  *   for a caller this instance knows, once the transaction has begun: see `transaction`);
+ * - `oneStatement(write)`: a write that is one statement, outside any transaction, for a caller
+ *   this instance knows, the caller check a condition in the statement itself;
  * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
  *   connection between a read and a write (argon2, DNS).
  * The rules (401, 403 and their order) are applied in `decide`, to the caller's row however it
@@ -82,6 +84,9 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
 export class Access {
   #caller: Caller | undefined;
   #decision: Promise<Caller> | undefined;
+  /** A write in one statement wrote nothing: the transaction after it reads the caller's row. */
+  #readCallerRow = false;
+  #budgetSpent = false;
 
   constructor(
     private readonly database: Kysely<Database>,
@@ -204,9 +209,37 @@ export class Access {
     });
   }
 
+  /**
+   * A write that is one statement, outside any transaction, so that no lock it takes outlasts it
+   * (a hot variant's row in a flash sale: bench/README.md). Only for a caller this instance knows
+   * and whose known row lets it in; and since no BEGIN has brought the connection's notifications
+   * in first (see `transaction`), the database checks the caller too: `write` gets the caller
+   * check as a condition (`letIn`) that everything its statement writes must depend on, so a
+   * caller refused by the database now writes nothing. `write` answers undefined when its
+   * statement wrote nothing (refused by that condition or its own), and so does this, as for a
+   * caller it does not know: the route then does the write in a transaction, which answers for
+   * every refusal, and whose first statement reads the caller's row (the admission as known is
+   * undone), so that the database, not this instance's memory, says why nothing was written.
+   */
+  async oneStatement<T>(write: (db: Kysely<Database>, letIn: RawBuilder<boolean>) => Promise<T | undefined>): Promise<T | undefined> {
+    if (this.admitted || this.rule.public || !this.key || this.#decision) return undefined;
+    const known = this.host.knownCallers.get(this.key);
+    if (!known || !this.lets(rowNow(known))) return undefined;
+    // Admitted as known first: its budget is spent (a 429 writes nothing), and its events name it.
+    this.#decision = this.admitKnown(known);
+    await this.#decision;
+    const written = await write(this.database, callerLetIn(this.database, this.key, this.gate()));
+    if (written === undefined) {
+      this.#caller = undefined;
+      this.#decision = undefined;
+      this.#readCallerRow = true;
+    }
+    return written;
+  }
+
   /** In a transaction that has begun: the known caller admitted without a statement; undefined: read its row. */
   private admitKnownInTransaction(): Promise<Caller> | undefined {
-    if (this.rule.public || !this.key || this.#decision) return undefined;
+    if (this.rule.public || !this.key || this.#decision || this.#readCallerRow) return undefined;
     const known = this.host.knownCallers.get(this.key);
     if (!known || !this.lets(rowNow(known))) return undefined;
     this.#decision = this.admitKnown(known);
@@ -260,7 +293,7 @@ export class Access {
       throw refusal;
     }
     const admitted = row!;
-    if (admitted.caller__kind === 'client') await this.host.spendClientBudget(admitted.caller__id, admitted.caller__rate_limit);
+    if (admitted.caller__kind === 'client') await this.spendClientBudget(admitted);
     this.authorize(admitted);
     if (admitted.caller__stale) this.touch(admitted);
     return this.admitAs(admitted);
@@ -269,9 +302,16 @@ export class Access {
   /** A known caller whose row lets it in: its budget, its use noted when due, and it is the caller. */
   private async admitKnown(known: KnownCaller): Promise<Caller> {
     const row = known.row;
-    if (row.caller__kind === 'client') await this.host.spendClientBudget(row.caller__id, row.caller__rate_limit);
+    if (row.caller__kind === 'client') await this.spendClientBudget(row);
     if (takeTouchDue(known)) this.touch(row);
     return this.admitAs(row);
+  }
+
+  /** A client's request spends its budget once, however many times its row is read. */
+  private async spendClientBudget(row: CallerColumns): Promise<void> {
+    if (this.#budgetSpent) return;
+    this.#budgetSpent = true;
+    await this.host.spendClientBudget(row.caller__id, row.caller__rate_limit);
   }
 
   private touch(row: CallerColumns): void {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, Role } from '../db/tables.js';
 
@@ -201,16 +201,29 @@ export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate
   const requested = db.selectFrom(data.as('requested_rows')).select(mark.as('caller__row')).selectAll('requested_rows');
   const query = db
     .selectFrom(caller.as('caller'))
-    .leftJoinLateral(requested.as('requested'), (join) =>
-      join.on(
-        sql<boolean>`caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any(${gate.roles}::text[]) or caller.caller__id = ${gate.selfId}::uuid or caller.caller__scopes && ${gate.scopes}::text[])
-          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any(${gate.mfaRoles}::text[]), false))
-          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, ${NEVER}) <= coalesce(${gate.stepUpSeconds}::integer, ${NEVER}))`,
-      ),
-    )
+    .leftJoinLateral(requested.as('requested'), (join) => join.on(gateLetsIn(gate)))
     .selectAll('caller')
     .selectAll('requested');
   return ordered ? query.orderBy('requested.caller__row') : query;
+}
+
+/**
+ * The gate's condition on a caller's row (`caller.*`): live and active, and the rule's roles,
+ * self or scope let it in, and it has the second factor its role requires, verified recently
+ * enough on a step-up route. The admission's own rules in admission.ts say the same in code.
+ */
+function gateLetsIn(gate: Gate) {
+  return sql<boolean>`caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any(${gate.roles}::text[]) or caller.caller__id = ${gate.selfId}::uuid or caller.caller__scopes && ${gate.scopes}::text[])
+          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any(${gate.mfaRoles}::text[]), false))
+          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, ${NEVER}) <= coalesce(${gate.stepUpSeconds}::integer, ${NEVER}))`;
+}
+
+/**
+ * Whether the database lets the caller in under the gate now: the caller check as a condition a
+ * write's statement puts on what it writes (a write in one statement, admission.ts).
+ */
+export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)})`;
 }
 
 /** The gate as the values a prepared read binds, in order. */

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/tables.js';
-import { createScratchDatabase, loginAdmin, newVariantBody, onPostgres, openTestDatabase, testConfig, type Session } from '../helpers/test-app.js';
+import { createScratchDatabase, createUser, loginAdmin, newVariantBody, onPostgres, openTestDatabase, testConfig, type Session } from '../helpers/test-app.js';
 
 /**
  * What a flash sale's checkout costs the database (bench/README.md): the statements a reservation
@@ -48,15 +48,16 @@ describe("a checkout's statements", () => {
   };
   const withoutTransactionControl = (texts: string[]) => texts.filter((text) => !/^(begin|commit)$/i.test(text.trim()));
 
-  it('reserves one line in one statement and commits in two, for a caller the instance knows, with their events', async () => {
+  it('reserves one line in one statement and commits in two, outside any transaction, for a caller the instance knows, with their events', async () => {
     const created = await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(100, 'statements') });
     const variantId = created.json().id as string;
     await checkout(variantId);
     const { reserving, committing } = await checkout(variantId);
-    // The reservation, its lines, its event (after the variants' check) and the hold.
-    assert.deepEqual(withoutTransactionControl(reserving).map((text) => /insert into reservations/.test(text) && /set reserved = reserved \+/.test(text)), [true], reserving.join('\n---\n'));
-    // The reservation read and locked, then the units taken with the reservation closed and the events recorded.
-    assert.deepEqual(withoutTransactionControl(committing).map((text) => /for update/.test(text) || /update reservations set status/.test(text)), [true, true], committing.join('\n---\n'));
+    // The hold, then the reservation, its line and its event: one statement, no BEGIN nor COMMIT.
+    assert.deepEqual(reserving.map((text) => /set reserved = reserved \+/.test(text) && /insert into reservations/.test(text)), [true], reserving.join('\n---\n'));
+    // The reservation read without a lock, then closed with its units taken and its events recorded.
+    const kinds = committing.map((text) => (/"lapsed"/.test(text) && !/for update/.test(text) ? 'read' : /update reservations set status/.test(text) && /update variants set stock = stock -/.test(text) ? 'commit' : text));
+    assert.deepEqual(kinds, ['read', 'commit'], committing.join('\n---\n'));
     const variant = await db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', variantId).executeTakeFirstOrThrow();
     assert.deepEqual(variant, { stock: 98, reserved: 0 });
     const types = await db.selectFrom('events').select('type').where('subject_id', '=', variantId).where('type', '=', 'variant.stock_changed').execute();
@@ -69,11 +70,70 @@ describe("a checkout's statements", () => {
     const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
       select statement, generic_plans, custom_plans from pg_prepared_statements
       where statement like '%insert into reservations%' or statement like '%update variants set stock = stock -%' or statement like '%"lapsed"%'`.execute(db);
-    assert.equal(rows.length, 3, rows.map((row) => row.statement).join('\n---\n'));
-    for (const row of rows) {
+    // The one-statement reservation and commit and the commit's read ran twelve times each; a
+    // caller's first checkout, before the instance knew it, went through the transactions.
+    const often = rows.filter((row) => Number(row.generic_plans) + Number(row.custom_plans) >= 12);
+    assert.equal(often.length, 3, rows.map((row) => row.statement).join('\n---\n'));
+    for (const row of often) {
       // PostgreSQL plans a prepared statement afresh five times before it weighs a generic plan.
       assert.ok(Number(row.custom_plans) <= 5 && Number(row.generic_plans) >= 7, `planned ${row.custom_plans} times:\n${row.statement}`);
     }
+  });
+
+  it('commits a reservation of one line in one statement with its movement, its events and the reply a transaction gives', async () => {
+    const created = await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(5, 'one-line') });
+    const variantId = created.json().id as string;
+    await checkout(variantId);
+    const reservation = (await app.inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: variantId, quantity: 2 }], reference: 'ORD-9' } })).json();
+    sent.length = 0;
+    const committed = await app.inject({ method: 'POST', url: `/api/reservations/${reservation.id}/commit`, headers: admin.auth });
+    assert.equal(committed.statusCode, 200, committed.body);
+    assert.ok(!sent.some((text) => /^begin$/i.test(text.trim())), `no transaction:\n${sent.join('\n---\n')}`);
+    assert.deepEqual(committed.json(), { ...reservation, status: 'committed', updated_at: committed.json().updated_at });
+    assert.ok(committed.json().updated_at > reservation.updated_at);
+    const variant = await db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', variantId).executeTakeFirstOrThrow();
+    assert.deepEqual(variant, { stock: 2, reserved: 0 });
+    const movement = await db.selectFrom('stock_movements').selectAll().where('variant_id', '=', variantId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    assert.deepEqual([movement.delta, movement.stock_after, movement.reason, movement.reference, movement.actor_id], [-2, 2, 'reservation committed', 'ORD-9', admin.id]);
+    const events = await db.selectFrom('events').selectAll().where('request_id', '=', String(committed.headers['x-request-id'])).execute();
+    const byType = Object.fromEntries(events.map((event) => [event.type, event]));
+    assert.deepEqual(Object.keys(byType).sort(), ['reservation.committed', 'variant.stock_changed']);
+    assert.deepEqual(byType['reservation.committed']!.data, { before: { status: 'active' }, after: { status: 'committed' }, lines: [{ variant_id: variantId, quantity: 2 }], reference: 'ORD-9' });
+    assert.equal(byType['reservation.committed']!.subject_id, reservation.id);
+    assert.deepEqual(byType['variant.stock_changed']!.data, { before: { stock: 4, reserved: 2 }, after: { stock: 2, reserved: 0 }, delta: -2, stock_after: 2, reason: 'reservation committed', reference: 'ORD-9' });
+    for (const event of events) assert.deepEqual([event.actor_id, event.actor_type], [admin.id, 'user']);
+    const again = await app.inject({ method: 'POST', url: `/api/reservations/${reservation.id}/commit`, headers: admin.auth });
+    assert.deepEqual([again.statusCode, again.json()], [200, committed.json()], 'a repeat answers it unchanged, through the transaction');
+    assert.equal((await app.inject({ method: 'POST', url: `/api/reservations/${reservation.id}/release`, headers: admin.auth })).statusCode, 409);
+    assert.equal((await db.selectFrom('variants').select('stock').where('id', '=', variantId).executeTakeFirstOrThrow()).stock, 2, 'nothing taken twice');
+  });
+
+  it('writes nothing for a caller the database no longer lets in, though this instance still knows it (no notification came): 401', async () => {
+    const manager = await createUser(app, { role: 'manager', admin });
+    const created = await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(10, 'unnotified') });
+    const variantId = created.json().id as string;
+    const reserve = () => app.inject({ method: 'POST', url: '/api/reservations', headers: manager.auth, payload: { lines: [{ variant_id: variantId, quantity: 1 }] } });
+    const open = (await reserve()).json();
+    sent.length = 0;
+    assert.equal((await reserve()).statusCode, 201, 'known now: one statement');
+    assert.ok(!sent.some((text) => /^begin$/i.test(text.trim())), sent.join('\n---\n'));
+    // The session ends with its notification held back, as if the instance had not heard of it yet.
+    await sql`alter table sessions disable trigger sessions_caller_changed`.execute(db);
+    try {
+      await sql`update sessions set ended_at = now() where user_id = ${manager.id}`.execute(db);
+    } finally {
+      await sql`alter table sessions enable trigger sessions_caller_changed`.execute(db);
+    }
+    sent.length = 0;
+    const refused = await reserve();
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.ok(/insert into reservations/.test(sent[0] ?? '') && /set reserved = reserved \+/.test(sent[0] ?? ''), 'the one statement was tried first');
+    const commit = await app.inject({ method: 'POST', url: `/api/reservations/${open.id}/commit`, headers: manager.auth });
+    assert.equal(commit.statusCode, 401, commit.body);
+    const made = await db.selectFrom('reservations').select(['id', 'status']).where('created_by', '=', manager.id).orderBy('created_at').execute();
+    assert.deepEqual(made.map((row) => row.status), ['active', 'active'], 'the two made before the end, still open; nothing made or committed after it');
+    const variant = await db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', variantId).executeTakeFirstOrThrow();
+    assert.deepEqual(variant, { stock: 10, reserved: 2 });
   });
 
   it('refuses a sold-out variant before writing anything', async () => {
