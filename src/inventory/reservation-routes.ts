@@ -46,7 +46,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const location = (reservation: Reservation) => `/api/reservations/${reservation.id}`;
       // A flash sale's reservation (one line, no Idempotency-Key, a caller this instance knows) is
       // one statement; anything it did not write is done, or refused, in a transaction.
-      if (request.headers['idempotency-key'] === undefined) {
+      if (request.headers['idempotency-key'] === undefined && request.body.lines.length === 1) {
         const reservation = await request.access.oneStatement((db, letIn) => reserveInOneStatement(db, request.body, contextOf(request), letIn));
         if (reservation) return reply.code(201).header('location', location(reservation)).send(toReservationResponse(reservation));
       }

@@ -70,12 +70,12 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
  * variant unknown, the caller refused, or several lines): the transaction of createReservation
  * then answers.
  */
-export async function reserveInOneStatement(db: Kysely<Database>, input: ReservationInput, context: EventContext, letIn: RawBuilder<boolean>): Promise<Reservation | undefined> {
+export async function reserveInOneStatement(db: Kysely<Database>, input: ReservationInput, context: EventContext, letIn: () => RawBuilder<boolean>): Promise<Reservation | undefined> {
   const [line, ...others] = input.lines;
   if (!line || others.length > 0) return undefined;
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
-  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn) });
+  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn()) });
   return inserted?.reservation;
 }
 
@@ -159,24 +159,27 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const ids = reservations.map((reservation) => reservation.id);
-  const events: NewEvent[] = reservations.map((reservation) => ({
-    type: EVENT_OF[status],
-    subjectType: 'reservation',
-    subjectId: reservation.id,
-    data: { before: { status: 'active' }, after: { status }, lines: linesOf(reservation), reference: reservation.reference },
-  }));
   const byVariant = new Map<string, number>();
   for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
   const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
   let closed: ReservationRow[] = [];
   if (status === 'committed') {
-    // The first variant's update closes the reservations and records their events; each variant's stock event goes with its own.
-    const note = { reason: 'reservation committed', reference: reservations[0]!.reference, context };
+    // The first variant's update closes the reservation and records its event; each variant's stock event goes with its own.
+    const [reservation, ...others] = reservations;
+    if (!reservation || others.length > 0) throw new Error('a commit closes one reservation');
+    const note = { reason: 'reservation committed', reference: reservation.reference, context };
+    const committed = { given: [], ofRows: [committedEvent('closed', reservation)] };
     for (const [position, { id, quantity }] of inOrder.entries()) {
-      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, { given: events }, { steps: closingSteps(ids, status), answer: 'closed' });
+      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, committed, { steps: closingSteps(ids, status), answer: 'closed' });
       else await commitHeldUnits(trx, id, quantity, note, { given: [] });
     }
   } else {
+    const events: NewEvent[] = reservations.map((reservation) => ({
+      type: EVENT_OF[status],
+      subjectType: 'reservation',
+      subjectId: reservation.id,
+      data: { before: { status: 'active' }, after: { status }, lines: linesOf(reservation), reference: reservation.reference },
+    }));
     closed = await closeReservations(trx, ids, status);
     await recordMany(trx, events, context);
     for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);
@@ -217,19 +220,22 @@ export async function finishReservation(
  * between. Undefined when nothing was written (the reservation unknown, closed, lapsed or of
  * several lines, or the caller refused): the transaction of finishReservation then answers.
  */
-export async function commitInOneStatement(db: Kysely<Database>, id: string, context: EventContext, letIn: RawBuilder<boolean>): Promise<Reservation | undefined> {
+export async function commitInOneStatement(db: Kysely<Database>, id: string, context: EventContext, letIn: () => RawBuilder<boolean>): Promise<Reservation | undefined> {
   const reservation = await readReservation(db, id);
   if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1) return undefined;
   const line = reservation.lines[0]!;
   const note = { reason: 'reservation committed', reference: reservation.reference, context };
-  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${letIn}`);
+  // The units are taken only if the reservation closes, so it closes only if they can be taken:
+  // its variant is there and holds them (a variant with units reserved cannot be deleted).
+  const heldStill = sql<boolean>`exists (select 1 from variants where id = ${line.variant_id} and reserved >= ${line.quantity})`;
+  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
   const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
   return closed && { ...closed, lines: reservation.lines };
 }
 
 /**
- * A commit's `reservation.committed` (the event `close` records), made of the reservation's row as
- * its closing left it, so that it is recorded only if the reservation closed.
+ * A commit's `reservation.committed`, made of the reservation's row as its closing left it (one
+ * reservation: a commit closes one), so that it is recorded only if the reservation closed.
  */
 function committedEvent(closedStep: string, reservation: Reservation): EventOfRow {
   return {

@@ -67,7 +67,7 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
 /**
  * The one admission step, for every caller of every route: it alone holds the database for a
  * request, and lends it only once the caller is admitted under the route's rule (`config.access`).
- * A handler reaches the database through it in one of four ways:
+ * A handler reaches the database through it in one of five ways:
  * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
  * - `readPage(query)`: a list, likewise, its order kept;
  *   (both read the data alone for a caller this instance knows: see `readAsKnown`)
@@ -213,23 +213,32 @@ export class Access {
    * A write that is one statement, outside any transaction, so that no lock it takes outlasts it
    * (a hot variant's row in a flash sale: bench/README.md). Only for a caller this instance knows
    * and whose known row lets it in; and since no BEGIN has brought the connection's notifications
-   * in first (see `transaction`), the database checks the caller too: `write` gets the caller
-   * check as a condition (`letIn`) that everything its statement writes must depend on, so a
-   * caller refused by the database now writes nothing. `write` answers undefined when its
-   * statement wrote nothing (refused by that condition or its own), and so does this, as for a
-   * caller it does not know: the route then does the write in a transaction, which answers for
-   * every refusal, and whose first statement reads the caller's row (the admission as known is
-   * undone), so that the database, not this instance's memory, says why nothing was written.
+   * in first (see `transaction`), the database checks the caller too: `write` takes the caller
+   * check as a condition (`letIn()`) that everything its statement writes must depend on, so a
+   * caller the database refuses now writes nothing. `write` answers undefined when it wrote
+   * nothing (its statement refused by that condition or its own, or no statement tried), and so
+   * does this, as for a caller it does not know: the route then does the write in a transaction,
+   * which answers for every refusal. Once a statement has taken the condition and written
+   * nothing, the admission as known is undone, so that transaction's first statement reads the
+   * caller's row: the database, not this instance's memory, says why nothing was written. The
+   * caller's budget is spent before anything is written (a 429 writes nothing), and its use
+   * noted only once the write went through.
    */
-  async oneStatement<T>(write: (db: Kysely<Database>, letIn: RawBuilder<boolean>) => Promise<T | undefined>): Promise<T | undefined> {
+  async oneStatement<T>(write: (db: Kysely<Database>, letIn: () => RawBuilder<boolean>) => Promise<T | undefined>): Promise<T | undefined> {
     if (this.admitted || this.rule.public || !this.key || this.#decision) return undefined;
     const known = this.host.knownCallers.get(this.key);
     if (!known || !this.lets(rowNow(known))) return undefined;
-    // Admitted as known first: its budget is spent (a 429 writes nothing), and its events name it.
-    this.#decision = this.admitKnown(known);
+    const key = this.key;
+    this.#decision = this.admitKnown(known, { noteUse: false });
     await this.#decision;
-    const written = await write(this.database, callerLetIn(this.database, this.key, this.gate()));
-    if (written === undefined) {
+    let tried = false;
+    const written = await write(this.database, () => {
+      tried = true;
+      return callerLetIn(this.database, key, this.gate());
+    });
+    if (written !== undefined) {
+      if (takeTouchDue(known)) this.touch(known.row);
+    } else if (tried) {
       this.#caller = undefined;
       this.#decision = undefined;
       this.#readCallerRow = true;
@@ -289,6 +298,8 @@ export class Access {
     else if (row.caller__kind === 'user' && row.caller__status === 'suspended') refusal = accountSuspended();
     else if (!row.caller__live || row.caller__status !== 'active') refusal = withChallenge(invalidToken());
     if (refusal) {
+      // Known here until a notification says otherwise, had the notification not come yet.
+      if (this.key) this.host.knownCallers.forgetKey(this.key);
       await this.host.spendAddressBudget(this.request);
       throw refusal;
     }
@@ -299,11 +310,11 @@ export class Access {
     return this.admitAs(admitted);
   }
 
-  /** A known caller whose row lets it in: its budget, its use noted when due, and it is the caller. */
-  private async admitKnown(known: KnownCaller): Promise<Caller> {
+  /** A known caller whose row lets it in: its budget, its use noted when due (unless the caller notes it), and it is the caller. */
+  private async admitKnown(known: KnownCaller, options: { noteUse: boolean } = { noteUse: true }): Promise<Caller> {
     const row = known.row;
     if (row.caller__kind === 'client') await this.spendClientBudget(row);
-    if (takeTouchDue(known)) this.touch(row);
+    if (options.noteUse && takeTouchDue(known)) this.touch(row);
     return this.admitAs(row);
   }
 

@@ -101,6 +101,12 @@ export class KnownCallers {
     this.#count -= callers.size;
   }
 
+  /** The caller of these credentials, which the database has just refused: it is read again next time. */
+  forgetKey(key: CallerKey): void {
+    const known = this.#known.get(key);
+    if (known) this.#drop(known);
+  }
+
   forgetAll(): void {
     this.#changes++;
     this.#generation++;

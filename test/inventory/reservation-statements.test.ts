@@ -130,6 +130,8 @@ describe("a checkout's statements", () => {
     assert.ok(/insert into reservations/.test(sent[0] ?? '') && /set reserved = reserved \+/.test(sent[0] ?? ''), 'the one statement was tried first');
     const commit = await app.inject({ method: 'POST', url: `/api/reservations/${open.id}/commit`, headers: manager.auth });
     assert.equal(commit.statusCode, 401, commit.body);
+    const read = await app.inject({ method: 'GET', url: `/api/reservations/${open.id}`, headers: manager.auth });
+    assert.equal(read.statusCode, 401, 'no longer known here once the database refused it');
     const made = await db.selectFrom('reservations').select(['id', 'status']).where('created_by', '=', manager.id).orderBy('created_at').execute();
     assert.deepEqual(made.map((row) => row.status), ['active', 'active'], 'the two made before the end, still open; nothing made or committed after it');
     const variant = await db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', variantId).executeTakeFirstOrThrow();
