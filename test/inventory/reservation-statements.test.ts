@@ -108,6 +108,25 @@ describe("a checkout's statements", () => {
     assert.equal((await db.selectFrom('variants').select('stock').where('id', '=', variantId).executeTakeFirstOrThrow()).stock, 2, 'nothing taken twice');
   });
 
+  it('answers a one-line reservation the one statement could not write as the transaction does: 409 short, 404 unknown, nothing held', async () => {
+    const created = await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(1, 'one-line-refused') });
+    const variantId = created.json().id as string;
+    await checkout(variantId);
+    sent.length = 0;
+    const short = await app.inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: variantId.toUpperCase(), quantity: 2 }] } });
+    assert.equal(short.statusCode, 409, short.body);
+    assert.equal(short.json().code, 'insufficient_stock');
+    assert.deepEqual(short.json().errors.map((error: { path: string }) => error.path), ['/lines/0']);
+    assert.ok(/insert into reservations/.test(sent[0] ?? '') && !/^begin$/i.test(sent[0] ?? ''), 'the one statement was tried first');
+    const unknown = await app.inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: randomUUID(), quantity: 1 }] } });
+    assert.equal(unknown.statusCode, 404, unknown.body);
+    assert.deepEqual(unknown.json().errors.map((error: { path: string }) => error.path), ['/lines/0/variant_id']);
+    const variant = await db.selectFrom('variants').select(['stock', 'reserved']).where('id', '=', variantId).executeTakeFirstOrThrow();
+    assert.deepEqual(variant, { stock: 0, reserved: 0 });
+    const lines = await db.selectFrom('reservation_lines').select('reservation_id').where('variant_id', '=', variantId).execute();
+    assert.equal(lines.length, 1, "only the first checkout's line");
+  });
+
   it('writes nothing for a caller the database no longer lets in, though this instance still knows it (no notification came): 401', async () => {
     const manager = await createUser(app, { role: 'manager', admin });
     const created = await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(10, 'unnotified') });
