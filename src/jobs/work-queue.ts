@@ -57,6 +57,8 @@ export class WorkQueue<Row extends QueueRow> {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perDestination = new Map<string, number>();
   private passing: Promise<number> | undefined;
+  /** The pass that follows the one in progress, for callers who asked while it ran. */
+  private following: Promise<number> | undefined;
   private wakeTimer: NodeJS.Immediate | undefined;
   private stopped = false;
 
@@ -76,12 +78,26 @@ export class WorkQueue<Row extends QueueRow> {
     return this.definition.name;
   }
 
-  /** One pass: claims what the free slots allow and starts it. Returns how many it started. */
+  /**
+   * One pass that begins after this call: claims what the free slots allow and starts it. Returns
+   * how many it started. A pass already in progress may have read the table before the caller's
+   * change committed (a retry, a ping), so the caller gets the pass after it; callers who ask
+   * meanwhile share that one.
+   */
   pass(): Promise<number> {
-    this.passing ??= this.claimAndStart().finally(() => {
-      this.passing = undefined;
-    });
-    return this.passing;
+    if (!this.passing) {
+      this.passing = this.claimAndStart().finally(() => {
+        this.passing = undefined;
+      });
+      return this.passing;
+    }
+    this.following ??= this.passing
+      .catch(() => 0)
+      .then(() => {
+        this.following = undefined;
+        return this.pass();
+      });
+    return this.following;
   }
 
   /**
@@ -89,7 +105,7 @@ export class WorkQueue<Row extends QueueRow> {
    * attempts started after, which a queue that keeps failing would start for as long as it retries.
    */
   async drain(): Promise<void> {
-    await this.passing;
+    await (this.following ?? this.passing);
     await Promise.all(this.inFlight.values());
   }
 

@@ -81,6 +81,46 @@ describe('the work queue (jobs/work-queue.ts)', () => {
   });
 });
 
+describe('the work queue and writes that commit during a pass (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL: on PGlite the pass holds the one connection' }, () => {
+  it('gives a caller who asks during a pass the pass after it, which sees what the caller committed', async () => {
+    const testApp = await buildTestApp();
+    try {
+      const db = testApp.db;
+      await db.deleteFrom('email_outbox').execute();
+      // The claim runs on the database; its answer is held until the row below has committed.
+      let claimRan!: () => void;
+      const claimHasRun = new Promise<void>((resolve) => (claimRan = resolve));
+      let releaseAnswer!: () => void;
+      const answerReleased = new Promise<void>((resolve) => (releaseAnswer = resolve));
+      let holding = true;
+      const held = db.withPlugin({
+        transformQuery: (query) => query.node,
+        transformResult: async (result) => {
+          if (holding) {
+            holding = false;
+            claimRan();
+            await answerReleased;
+          }
+          return result.result;
+        },
+      });
+      const queue = new WorkQueue(held, outboxQueue(async () => ({ ok: true })), quiet);
+      const inProgress = queue.pass();
+      await claimHasRun;
+      await queueSome(db, 1);
+      const asked = queue.pass();
+      releaseAnswer();
+      assert.equal(await inProgress, 0, 'the pass in progress read the table before the row committed');
+      assert.equal(await asked, 1, 'the pass the caller got claimed it');
+      await queue.drain();
+      const [row] = await db.selectFrom('email_outbox').select(['status', 'attempts']).execute();
+      assert.deepEqual(row, { status: 'sent', attempts: 1 });
+    } finally {
+      await testApp.close();
+    }
+  });
+});
+
 describe('the work queue on two instances (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
   const fixture = useTwoInstancesWithAdmin();
 
