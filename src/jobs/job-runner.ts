@@ -61,8 +61,10 @@ export class JobRunner {
     this.started = false;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    // The queues stop first, so a pass asked for by a job still running claims nothing more.
+    const queuesStopped = Promise.all(this.queues.map((queue) => queue.stop()));
     await Promise.all(this.running.values());
-    await Promise.all(this.queues.map((queue) => queue.stop()));
+    await queuesStopped;
   }
 
   private schedule(job: Job): void {

@@ -92,20 +92,24 @@ export class WorkQueue<Row extends QueueRow> {
       return this.passing;
     }
     this.following ??= this.passing
+      // That pass's failure is its own callers' to hear; this one runs all the same.
       .catch(() => 0)
       .then(() => {
         this.following = undefined;
-        return this.pass();
+        // A pass begun since (by a caller who asked once the other ended) began after these callers asked: it serves them.
+        return this.passing ?? this.pass();
       });
     return this.following;
   }
 
   /**
-   * Waits for the attempts in flight now (and those a pass in progress starts) to settle; not for
-   * attempts started after, which a queue that keeps failing would start for as long as it retries.
+   * Waits for the attempts in flight now, and those that the pass in progress and the pass asked
+   * for after it start, to settle; not for attempts started later, which a queue that keeps
+   * failing would start for as long as it retries.
    */
   async drain(): Promise<void> {
-    await (this.following ?? this.passing);
+    // A claim that failed started nothing to wait for; its error went to whoever asked for the pass.
+    await (this.following ?? this.passing)?.catch(() => undefined);
     await Promise.all(this.inFlight.values());
   }
 

@@ -14,6 +14,13 @@ function outboxQueue(attempt: QueueDefinition<EmailRow>['attempt'], overrides: P
   return { name: 'test-queue', table: 'email_outbox', doneStatus: 'sent', deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
 }
 
+/** The app's own outbox loop stopped, so only the test's queue claims the rows it queues. */
+const appWithoutJobs = async () => {
+  const testApp = await buildTestApp();
+  await testApp.app.jobs.stop();
+  return testApp;
+};
+
 const queueSome = async (db: Parameters<typeof queueMail>[0], count: number) => {
   for (let index = 0; index < count; index++) await queueMail(db, { to: `n${index}@example.com`, subject: 'Queued', text: 't', html: 'h' });
 };
@@ -29,7 +36,7 @@ describe('the work queue (jobs/work-queue.ts)', () => {
   });
 
   it('cuts an attempt at its deadline and records it as a failure to retry, under its own claim', async () => {
-    const testApp = await buildTestApp();
+    const testApp = await appWithoutJobs();
     try {
       const db = testApp.db;
       await db.deleteFrom('email_outbox').execute();
@@ -49,7 +56,7 @@ describe('the work queue (jobs/work-queue.ts)', () => {
   });
 
   it('does not wait for a batch: a slow attempt holds only its own slot', async () => {
-    const testApp = await buildTestApp();
+    const testApp = await appWithoutJobs();
     try {
       const db = testApp.db;
       await db.deleteFrom('email_outbox').execute();
@@ -83,7 +90,7 @@ describe('the work queue (jobs/work-queue.ts)', () => {
 
 describe('the work queue and writes that commit during a pass (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL: on PGlite the pass holds the one connection' }, () => {
   it('gives a caller who asks during a pass the pass after it, which sees what the caller committed', async () => {
-    const testApp = await buildTestApp();
+    const testApp = await appWithoutJobs();
     try {
       const db = testApp.db;
       await db.deleteFrom('email_outbox').execute();
