@@ -18,7 +18,7 @@ import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
 import { runTracingComparison } from './tracing.js';
-import { benchScenarios, compareWithReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
+import { benchScenarios, COMPARISON_WARM_UP_SECONDS, compareWithReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -114,7 +114,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
       await vacuum(scratch.url);
       say(`#### By id against the bare reference`);
       say();
-      say(`Alternated in ${BY_ID_ROUNDS} rounds (reference, service, reference, service...), each round a new process of each, after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement answering with the service's reply:`);
+      say(`Alternated in ${BY_ID_ROUNDS} rounds (reference, service, reference, service...), each round a new process of each warmed by ${COMPARISON_WARM_UP_SECONDS} s of unmeasured reads, after a VACUUM ANALYZE, at 16 and at 32 connections; the service at its defaults (LOG_LEVEL=info, EdDSA tokens), the reference one named prepared statement answering with the service's reply:`);
       say();
       // The service's by-id figures once warm (a round of the comparison at the run's connections),
       // for the ratios below: the first scenario of the run is measured while its code is still cold.
