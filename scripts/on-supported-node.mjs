@@ -8,6 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 const { engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // `^22.12.0 || ^24.0.0`: each range's lowest version; the running one qualifies if its major
@@ -24,6 +25,9 @@ if (!command) {
 }
 if (!supported) process.stderr.write(`Node.js ${process.versions.node} is not one package.json supports (${engines.node}); running under node@${newest} from the npm registry.\n`);
 const [program, programArguments] = supported ? [command, commandArguments] : ['npx', ['--yes', '--package', `node@${newest}`, '--', command, ...commandArguments]];
-const result = spawnSync(program, programArguments, { stdio: 'inherit' });
+// The qualifying Node.js first on PATH, so that a command started through `#!/usr/bin/env node`
+// (tsx) runs under it, not under another Node.js the PATH names first.
+const environment = supported ? { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` } : process.env;
+const result = spawnSync(program, programArguments, { stdio: 'inherit', env: environment });
 if (result.error) throw result.error;
 process.exit(result.status ?? 1);
