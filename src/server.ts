@@ -1,11 +1,11 @@
 import cluster from 'node:cluster';
 import v8 from 'node:v8';
 import closeWithGrace from 'close-with-grace';
-import pino from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startTracing } from './tracing.js';
+import { logDestination } from './http/log-destination.js';
 import { serveClusterMetrics } from './http/metrics.js';
 
 function readConfig(): Config {
@@ -24,17 +24,6 @@ function readConfig(): Config {
   }
 }
 
-/**
- * Log lines go to stdout without blocking, gathered in a buffer written when it holds 4 KiB and
- * at least once a second: written one at a time, the access log cost about a fifth of a by-id
- * read (bench/README.md). No write exceeds 4 KiB, what a pipe keeps whole, so the lines of
- * workers sharing stdout never interleave; a reader more than 16 MiB behind loses new lines
- * rather than the process its memory. pino flushes the buffer when the process exits.
- */
-function logDestination() {
-  return pino.destination({ dest: 1, sync: false, minLength: 4000, maxWrite: 4096, maxLength: 16 * 1024 * 1024, periodicFlush: 1000 });
-}
-
 async function serve(config: Config): Promise<void> {
   // Before anything else, so the first request is traced; unset OTEL_* variables load nothing.
   const tracing = await startTracing();
@@ -45,7 +34,7 @@ async function serve(config: Config): Promise<void> {
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     traced: tracing !== undefined,
   });
-  const app = await buildApp({ config, database, tracing, logger: { stream: logDestination() } });
+  const app = await buildApp({ config, database, tracing, logger: { stream: logDestination({ fd: 1, sharedWithOtherProcesses: cluster.isWorker }) } });
   if (tracing) app.addHook('onClose', () => tracing.shutdown());
 
   // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the database, exit 0.
