@@ -12,7 +12,11 @@ const ALONE_WRITE_BYTES = 4 * PIPE_ATOMIC_BYTES;
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 const FLUSH_INTERVAL_MS = 1000;
 
-/** What pino needs of a destination: lines in, and the buffer written on demand (pino flushes it at exit). */
+/**
+ * What pino needs of a destination: lines in, and the buffer written on demand (pino flushes it
+ * synchronously after a `fatal` line and at exit). `flush` calls back once the write under way
+ * is done, which may leave up to a write's worth for the next one.
+ */
 export interface LogDestination {
   write(line: string): boolean;
   flush(callback: (error?: Error) => void): void;
@@ -21,13 +25,16 @@ export interface LogDestination {
 
 /**
  * Where log lines go: `fd` (stdout), without blocking the event loop. Lines gather in a buffer
- * written when it is nearly a write's worth and at least once a second. A write never splits a
- * line that fits in it; when other processes share the destination (cluster workers), a write is
- * at most what a pipe keeps whole, so their lines never interleave.
+ * written when it is nearly a write's worth and at least once a second. A write holds whole
+ * lines; when other processes share the destination (cluster workers), a write of more than one
+ * line is at most what a pipe keeps whole, so their lines never interleave (a single line longer
+ * than that goes out alone, as one write). A process alone writes up to 16 KiB at once; on a
+ * pipe, the one write that can then be cut in two is one under way when a `fatal` line or the
+ * exit flushes the rest synchronously, which may land between its halves.
  *
  * Each line is taken as bytes (sonic-boom's buffer mode). Taken as text, sonic-boom measured the
- * UTF-8 length of its whole pending text again for every line, flattening it each time: the work
- * of a line grew with the buffer, and the buffer could not grow without making every line dearer.
+ * UTF-8 length of the chunk it was filling again for every line, flattening it each time: the
+ * work of a line grew with the chunk, and a larger write would have made every line dearer.
  */
 export function logDestination(options: { fd: number; sharedWithOtherProcesses: boolean }): LogDestination {
   const writeBytes = options.sharedWithOtherProcesses ? PIPE_ATOMIC_BYTES : ALONE_WRITE_BYTES;
@@ -35,7 +42,7 @@ export function logDestination(options: { fd: number; sharedWithOtherProcesses: 
     dest: options.fd,
     sync: false,
     contentMode: 'buffer',
-    // Written once the buffer could not take another line of a typical size (about 300 bytes).
+    // Written once the buffer is within 512 bytes of a full write (an access line is about 300).
     minLength: writeBytes - 512,
     maxWrite: writeBytes,
     maxLength: MAX_PENDING_BYTES,
