@@ -68,7 +68,11 @@ function scrapeAllWorkers(): Promise<string> {
   });
 }
 
-/** The TCP peer, not X-Forwarded-For: a proxy on this machine does not make its clients local. */
+/**
+ * The client address the service resolves (`request.ip`): the TCP peer, or with TRUST_PROXY the
+ * address a trusted proxy forwarded for. A proxy on this machine does not make its clients local,
+ * and an untrusted peer's X-Forwarded-For is not read at all.
+ */
 function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
   const bare = address.replace(/^::ffff:/i, '');
@@ -197,7 +201,7 @@ export const metricsPlugin = fastifyPlugin(
             'Prometheus text format: requests and durations by route and status, database pool and transaction retries, email and webhook queues ' +
             '(count and age of the oldest), reservations past their deadline, the reconciliation of `reserved`, rate-limit refusals, process figures. ' +
             'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; without it, only clients on the ' +
-            "service's own machine (loopback) are answered, others get 404. The text is rendered at most once a second and " +
+            "service's own machine (loopback, judged by the client address resolved after TRUST_PROXY) are answered, others get 404. The text is rendered at most once a second and " +
             'shared by the scrapes of that second. With WORKERS above 1 it covers all workers.',
           response: {
             200: { description: 'The metrics.', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
@@ -210,7 +214,7 @@ export const metricsPlugin = fastifyPlugin(
           throw new AppError('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'www-authenticate': 'Bearer' });
         }
         // Without a token the figures are for the machine's own scraper: nobody else learns they exist.
-        if (!options.token && !isLoopback(request.socket.remoteAddress)) throw notFound('route');
+        if (!options.token && !isLoopback(request.ip)) throw notFound('route');
         return reply.type(registry.contentType).send(await rendering.get());
       },
     );

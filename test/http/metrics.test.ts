@@ -95,6 +95,28 @@ describe('GET /metrics', () => {
     assert.ok(renderings - before <= 1, `rendered ${renderings - before} times for 7 scrapes in one second`);
   });
 
+  it('judges loopback by the client address resolved after TRUST_PROXY: a request forwarded for another address is refused', async () => {
+    const proxied = await buildTestApp({ environment: { TRUST_PROXY: '127.0.0.1' } });
+    try {
+      const forPublic = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      assert.equal(forPublic.statusCode, 404, 'the proxy on this machine forwarded a client of the internet');
+      assert.equal(forPublic.json().code, 'not_found');
+      const forIpv6 = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '2001:db8::1' } });
+      assert.equal(forIpv6.statusCode, 404);
+      const forLoopback = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '127.0.0.1' } });
+      assert.equal(forLoopback.statusCode, 200, 'forwarded for a client on this machine');
+      const direct = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' });
+      assert.equal(direct.statusCode, 200, 'no X-Forwarded-For: the peer itself is the client');
+      const untrusted = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '127.0.0.1' } });
+      assert.equal(untrusted.statusCode, 404, 'an untrusted peer cannot claim to forward for loopback');
+    } finally {
+      await proxied.close();
+    }
+    // Without TRUST_PROXY the header is ignored, as before: the TCP peer decides.
+    const ignored = await fixture.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+    assert.equal(ignored.statusCode, 200);
+  });
+
   it('needs the token when METRICS_TOKEN is set, and counts rate-limit refusals', async () => {
     const token = 'metrics-token-0123456789';
     const guarded = await buildTestApp({ environment: { METRICS_TOKEN: token, API_RATE_LIMIT: '2' } });
