@@ -66,12 +66,14 @@ export async function startTotpEnrolment(trx: Transaction<Database>, settings: M
 }
 
 /**
- * A factor just confirmed: the session's second factor counts as verified now, the event and the
- * notice go out, and the user's first factor brings 10 recovery codes (returned, shown once).
+ * A factor just confirmed: the event and the notice go out, and the user's first factor brings
+ * 10 recovery codes (returned, shown once) and counts as the session's second factor verified
+ * now. A later factor leaves the session's verification as it was: adding one needed step-up
+ * (API.md section 17), and a factor the caller just made proves nothing about the owner's.
  */
 async function factorConfirmed(trx: Transaction<Database>, user: UserRow, factor: MfaFactorRow, sessionId: string, context: EventContext): Promise<string[] | undefined> {
   const first = (await countConfirmedFactors(trx, user.id)) === 1;
-  await markSecondFactorVerified(trx, sessionId);
+  if (first) await markSecondFactorVerified(trx, sessionId);
   await record(trx, { type: 'user.mfa_factor_added', subjectType: 'user', subjectId: user.id, data: { factor_id: factor.id, type: factor.type, name: factor.name } }, context);
   await queueMail(trx, factorAddedMail(user.email, factor, new Date()));
   return first ? newRecoveryCodeSet(trx, user.id, context) : undefined;

@@ -34,7 +34,11 @@ import { verifyStepUp } from './step-up-service.js';
 
 /** The caller's own factors: any user, users only, open to a user who must enrol before anything else. */
 const OWN_FACTORS: AccessRule = { roles: ANY_ROLE, duringEnrolment: true };
-/** Removing a factor and new recovery codes need a fresh second factor. */
+/**
+ * Adding a factor, removing one and new recovery codes need a fresh second factor from a user who
+ * has one (API.md section 17): else a stolen session could add its own factor and, verified by
+ * it, take the account's factors over. A user without a factor enrols without step-up.
+ */
 const OWN_FACTORS_STEPPED_UP: AccessRule = { ...OWN_FACTORS, stepUp: true };
 
 /** The admitted caller, as the owner of the factors it changes, in the session it acts in. */
@@ -70,7 +74,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
   app.post(
     '/totp',
     {
-      config: { access: OWN_FACTORS, noStore: true },
+      config: { access: OWN_FACTORS_STEPPED_UP, noStore: true },
       schema: {
         operationId: 'startTotp',
         tags: ['mfa'],
@@ -94,14 +98,14 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
   app.post(
     '/totp/:id/confirm',
     {
-      config: { access: OWN_FACTORS, noStore: true },
+      config: { access: OWN_FACTORS_STEPPED_UP, noStore: true },
       schema: {
         operationId: 'confirmTotp',
         tags: ['mfa'],
         summary: 'Confirm an authenticator app with a code it shows',
         description:
-          'The code (current step, or one either side) is spent. The session counts as having verified its second factor now. ' +
-          "The user's first factor brings `recovery_codes`, shown this once. 404 for a factor that is not the caller's unconfirmed TOTP factor.",
+          "The code (current step, or one either side) is spent. The user's first factor counts as the session's second factor verified now " +
+          "and brings `recovery_codes`, shown this once; confirming a later factor leaves `mfa_verified_at` as it was. 404 for a factor that is not the caller's unconfirmed TOTP factor.",
         params: IdParams,
         body: ConfirmTotpBody,
         response: { 200: ConfirmedFactorSchema, ...problemResponses(400, 401, 403, 404, 413, 415) },
@@ -118,7 +122,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
   app.post(
     '/webauthn/registration-options',
     {
-      config: { access: OWN_FACTORS },
+      config: { access: OWN_FACTORS_STEPPED_UP },
       schema: {
         operationId: 'startPasskeyRegistration',
         tags: ['mfa'],
@@ -138,15 +142,15 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
   app.post(
     '/webauthn',
     {
-      config: { access: OWN_FACTORS, noStore: true },
+      config: { access: OWN_FACTORS_STEPPED_UP, noStore: true },
       schema: {
         operationId: 'registerPasskey',
         tags: ['mfa'],
         summary: 'Register a passkey',
         description:
           'The response must answer a challenge of this session’s registration options, which it spends whether or not it verifies ' +
-          '(400 `invalid_mfa_code`, also for a passkey registered already). The session counts as having verified its second factor now. ' +
-          "The user's first factor brings `recovery_codes`, shown this once.",
+          "(400 `invalid_mfa_code`, also for a passkey registered already). The user's first factor counts as the session's second factor " +
+          "verified now and brings `recovery_codes`, shown this once; a later one leaves `mfa_verified_at` as it was.",
         body: NewPasskeyBody,
         response: { 201: resourceReply(ConfirmedFactorSchema, 'Registered.', { location: true, etag: false }), ...problemResponses(400, 401, 403, 409, 413, 415) },
       },

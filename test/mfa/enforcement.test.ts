@@ -40,6 +40,10 @@ describe('second factors: step-up and the admin reset', () => {
       { method: 'POST', url: '/api/signing-keys/rotate' },
       { method: 'DELETE', url: `/api/auth/mfa/factors/${randomUUID()}` },
       { method: 'POST', url: '/api/auth/mfa/recovery-codes' },
+      { method: 'POST', url: '/api/auth/mfa/totp', payload: { name: 'Another phone' } },
+      { method: 'POST', url: `/api/auth/mfa/totp/${randomUUID()}/confirm`, payload: { code: '123456' } },
+      { method: 'POST', url: '/api/auth/mfa/webauthn/registration-options' },
+      { method: 'POST', url: '/api/auth/mfa/webauthn', payload: { response: {} } },
       { method: 'GET', url: `/api/users/${customer.id}/export` },
       { method: 'POST', url: `/api/users/${customer.id}/erase`, payload: { reason: 'request' } },
       { method: 'DELETE', url: '/api/users/profile', payload: { password: admin.password } },
@@ -62,6 +66,49 @@ describe('second factors: step-up and the admin reset', () => {
     assert.equal((await app.inject({ method: 'PUT', url: `/api/users/${customer.id}/balance`, headers: admin.auth, payload: { delta: 5, reason: 'goodwill' } })).statusCode, 200);
     const sessions = (await app.inject({ method: 'GET', url: '/api/auth/sessions', headers: admin.auth })).json().items;
     assert.equal(sessions.find((session: { current: boolean }) => session.current).mfa_verified_at, verified.json().verified_at);
+  });
+
+  it('asks for step-up before a factor is added to a user who has one, and only the first factor verifies the session', async () => {
+    const { app, db } = fixture;
+    const owner = await createUser(app);
+    const { device } = await enrolTotp(app, owner);
+    // A session of the owner's that the attacker holds, its second factor verified long ago.
+    const stolen = await loginWithTotp(app, owner.email, owner.password, device);
+    const pending = await app.inject({ method: 'POST', url: '/api/auth/mfa/totp', headers: stolen.auth, payload: { name: 'Started while fresh' } });
+    assert.equal(pending.statusCode, 201, pending.body);
+    await sql`update sessions set mfa_verified_at = now() - interval '1000 seconds' where user_id = ${owner.id}`.execute(db);
+    const adding = [
+      { method: 'POST', url: '/api/auth/mfa/totp', payload: { name: 'Attacker' } },
+      { method: 'POST', url: `/api/auth/mfa/totp/${pending.json().id}/confirm`, payload: { code: '123456' } },
+      { method: 'POST', url: '/api/auth/mfa/webauthn/registration-options' },
+      { method: 'POST', url: '/api/auth/mfa/webauthn', payload: { response: {} } },
+    ] as const;
+    for (const request of adding) {
+      const refused = await app.inject({ ...request, headers: stolen.auth });
+      assert.equal(refused.statusCode, 403, `${request.method} ${request.url}: ${refused.body}`);
+      assert.equal(problemOf(refused).code, 'step_up_required', `${request.method} ${request.url}`);
+    }
+    const factors = await db.selectFrom('mfa_factors').select(['id', 'confirmed_at']).where('user_id', '=', owner.id).execute();
+    assert.deepEqual(factors.map((factor) => factor.confirmed_at !== null).sort(), [false, true], 'nothing added, nothing confirmed');
+    assert.equal(problemOf(await app.inject({ method: 'POST', url: '/api/auth/mfa/recovery-codes', headers: stolen.auth })).code, 'step_up_required', 'still not stepped up');
+
+    // Stepped up, a later factor is added, and leaves the session's verification as it was.
+    assert.equal((await app.inject({ method: 'POST', url: '/api/auth/mfa/verify', headers: stolen.auth, payload: { code: device.next() } })).statusCode, 200);
+    await sql`update sessions set mfa_verified_at = now() - interval '600 seconds' where user_id = ${owner.id}`.execute(db);
+    const verifiedBefore = (await db.selectFrom('sessions').select('mfa_verified_at').where('user_id', '=', owner.id).orderBy('created_at', 'desc').executeTakeFirstOrThrow()).mfa_verified_at;
+    const second = await enrolTotp(app, stolen, 'Second phone');
+    assert.equal(second.factor.recovery_codes, undefined, 'recovery codes come with the first factor only');
+    const verifiedAfter = (await db.selectFrom('sessions').select('mfa_verified_at').where('user_id', '=', owner.id).orderBy('created_at', 'desc').executeTakeFirstOrThrow()).mfa_verified_at;
+    assert.deepEqual(verifiedAfter, verifiedBefore, 'a later factor is no step-up');
+    await sql`update sessions set mfa_verified_at = now() - interval '1000 seconds' where user_id = ${owner.id}`.execute(db);
+    assert.equal(problemOf(await app.inject({ method: 'POST', url: '/api/auth/mfa/recovery-codes', headers: stolen.auth })).code, 'step_up_required');
+
+    // A user without a factor enrols without step-up, and the first factor verifies the session.
+    const newcomer = await createUser(app);
+    await enrolTotp(app, newcomer);
+    const session = await db.selectFrom('sessions').select('mfa_verified_at').where('user_id', '=', newcomer.id).executeTakeFirstOrThrow();
+    assert.ok(session.mfa_verified_at, 'the first factor counts as verified');
+    assert.equal((await app.inject({ method: 'POST', url: '/api/auth/mfa/recovery-codes', headers: newcomer.auth })).statusCode, 200);
   });
 
   it('verifies the current session only, and answers the refusals in their order', async () => {
