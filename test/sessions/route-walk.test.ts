@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { ANY_ROLE, scopesOf } from '../../src/sessions/access-rule.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
+import { enrolTotp } from '../mfa/mfa-helpers.js';
 
 const PROBLEM_KEYS = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
 
@@ -21,8 +22,9 @@ function requestFor(route: RouteEntry, headers: Record<string, string>): InjectO
 }
 
 /**
- * API.md sections 3 and 4 over the whole route table, so that a route added tomorrow is walked
- * too: every route that needs credentials refuses each kind of refused caller with its status
+ * API.md sections 3, 4, 12 and 17 over the whole route table, so that a route added tomorrow is
+ * walked too: every route that needs credentials refuses each kind of refused caller (a step-up
+ * route, a session whose second factor is not fresh) with its status
  * and code, answers with a problem and nothing else, and leaves every table as it was (no row,
  * no event, no mail).
  */
@@ -43,6 +45,11 @@ describe('every route refuses every refused caller, and changes nothing', () => 
     };
     const customer = await createUser(testApp.app);
     const manager = await createUser(testApp.app, { role: 'manager', admin });
+    // An admin with a second factor verified longer ago than MFA_STEP_UP_MAX_AGE (section 12, and
+    // section 17's routes that add a factor).
+    const unverified = await createUser(testApp.app, { role: 'admin', admin });
+    await enrolTotp(testApp.app, unverified);
+    await sql`update sessions set mfa_verified_at = now() - interval '1 hour' where user_id = ${unverified.id}`.execute(testApp.db);
     const every = () => true;
     const excludes = (role: string) => (route: RouteEntry) => !(route.config?.access?.roles ?? ANY_ROLE).includes(role as never);
     callers.push(
@@ -55,6 +62,7 @@ describe('every route refuses every refused caller, and changes nothing', () => 
       { name: 'a deleted admin', headers: await promoted('deleted'), status: 401, code: 'invalid_token', applies: every },
       { name: 'a customer', headers: customer.auth, status: 403, code: 'forbidden', applies: excludes('user') },
       { name: 'a manager', headers: manager.auth, status: 403, code: 'forbidden', applies: excludes('manager') },
+      { name: 'an admin whose second factor is not fresh', headers: unverified.auth, status: 403, code: 'step_up_required', applies: (route) => route.config?.access?.stepUp === true },
     );
     // API clients: every route for users only refuses them; every scoped route refuses one without its scope.
     const client = async (held: string[]) => {
