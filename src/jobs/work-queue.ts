@@ -39,6 +39,11 @@ export interface QueueDefinition<Row extends QueueRow> {
   perDestination?: { column: string; limit: number };
   /** The pause before the next attempt after a failure, or undefined: the row has failed for good. */
   retryDelaySeconds(row: Row): number | undefined;
+  /**
+   * One attempt at a row. When `signal` aborts (the deadline) the attempt must drop its work at
+   * once, within the abort (an SMTP send destroys its connection): the failure is recorded right
+   * after, and the row's next attempt may follow.
+   */
   attempt(row: Row, signal: AbortSignal): Promise<Attempt>;
   /** More work in the settle's transaction (a webhook's failure count). */
   afterSettle?(trx: Transaction<any>, row: Row, attempt: Attempt, status: string): Promise<void>;
