@@ -6,8 +6,9 @@ const Url = Type.String({
   minLength: 1,
   maxLength: 2000,
   description:
-    'Where deliveries go: an https:// URL (http:// too with WEBHOOK_ALLOW_HTTP=true) whose host does not resolve to a ' +
-    'loopback, private, link-local or unspecified address (unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). Checked again at every delivery.',
+    'Where deliveries go: an https:// URL (http:// too with WEBHOOK_ALLOW_HTTP=true) whose host resolves only to global unicast ' +
+    "addresses: no IPv6 address outside 2000::/3, nor any range IANA's special-purpose registries mark not globally reachable; " +
+    'loopback, private, link-local and unspecified addresses are allowed with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Checked again at every delivery.',
   examples: ['https://hooks.example.com/shop'],
 });
 const Subscriptions = Type.Array(StringEnum(['*', ...AUDITED_EVENT_TYPES]), {

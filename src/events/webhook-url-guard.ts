@@ -20,14 +20,25 @@ const PRIVATE = ranges([
 ]);
 
 /**
- * Never global unicast, whatever the deployment allows: IANA's special-purpose ranges that no
- * subscriber lives at (this network, IETF protocol assignments, documentation, benchmarking,
- * multicast, reserved and broadcast; IPv6 site-local, multicast, Teredo, documentation, discard).
+ * Never global unicast, whatever the deployment allows: every range of IANA's IPv4 and IPv6
+ * special-purpose address registries (RFC 6890 and updates) marked not globally reachable, beyond
+ * PRIVATE. IPv4: this network 0/8, IETF protocol assignments 192.0.0/24 (whole, as API.md section
+ * 10 says), TEST-NET-1/2/3, the deprecated 6to4 relay anycast 192.88.99/24, benchmarking 198.18/15,
+ * multicast 224/4, reserved 240/4 (limited broadcast included). IPv6 outside 2000::/3 is refused
+ * by its prefix alone (NAT64 local-use 64:ff9b:1::/48, discard 100::/64, the dummy prefix
+ * 100:0:0:1::/64, IPv4-translated ::ffff:0:0:0/96, site-local, multicast, unassigned space);
+ * inside it: IETF protocol assignments 2001::/23 whole (Teredo, benchmarking 2001:2::/48, ORCHID
+ * 2001:10::/28, ORCHIDv2 2001:20::/28; its few globally reachable rows are protocol anycast
+ * addresses and identifiers, never a webhook receiver), documentation 2001:db8::/32 and
+ * 3fff::/20, segment routing SIDs 5f00::/16.
  */
 const RESERVED = ranges([
-  '0.0.0.0/8', '192.0.0.0/24', '192.0.2.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
-  'fec0::/10', 'ff00::/8', '2001::/32', '2001:db8::/32', '100::/64', '2001:2::/48', '3fff::/20', '5f00::/16',
+  '0.0.0.0/8', '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
+  '2001::/23', '2001:db8::/32', '3fff::/20', '5f00::/16',
 ]);
+
+/** IPv6 global unicast (RFC 4291): every other IPv6 address is refused unless PRIVATE lifts it. */
+const [GLOBAL_UNICAST, GLOBAL_UNICAST_BITS] = ipaddr.parseCIDR('2000::/3');
 
 const within = (address: ipaddr.IPv4 | ipaddr.IPv6, list: Range[]) =>
   list.some(([network, bits]) => network.kind() === address.kind() && address.match(network, bits));
@@ -54,6 +65,7 @@ export function isRefusedAddress(text: string, allowPrivateNetworks: boolean): b
   let address = ipaddr.parse(bare);
   if (address.kind() === 'ipv6') address = embeddedIpv4(address as ipaddr.IPv6) ?? address;
   if (within(address, PRIVATE)) return !allowPrivateNetworks;
+  if (address.kind() === 'ipv6' && !address.match(GLOBAL_UNICAST, GLOBAL_UNICAST_BITS)) return true;
   return within(address, RESERVED);
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { Webhook } from 'standardwebhooks';
@@ -150,6 +151,133 @@ describe('webhook URLs: global unicast only (API.md section 10)', () => {
     }
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1']) {
       assert.equal(isBlockedAddress(address), false, address);
+    }
+  });
+
+  /**
+   * IANA's IPv4 and IPv6 special-purpose address registries (RFC 6890 and its updates), row by
+   * row: [address, refused by default, refused with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true].
+   */
+  const SPECIAL_PURPOSE: [string, boolean, boolean][] = [
+    // IPv4: every range marked not globally reachable.
+    ['0.1.2.3', true, true], // "this network" 0/8
+    ['0.0.0.0', true, false], // this host (unspecified)
+    ['10.200.0.1', true, false],
+    ['100.127.255.254', true, false], // shared address space 100.64/10
+    ['127.8.8.8', true, false],
+    ['169.254.0.1', true, false],
+    ['172.31.255.255', true, false],
+    ['192.0.0.0', true, true], // IETF protocol assignments 192.0.0/24 (service continuity /29, dummy .8, NAT64 discovery .170/.171)
+    ['192.0.0.8', true, true],
+    ['192.0.0.170', true, true],
+    ['192.0.2.200', true, true], // TEST-NET-1
+    ['192.88.99.1', true, true], // 6to4 relay anycast, deprecated (RFC 7526)
+    ['192.88.99.255', true, true],
+    ['192.168.255.1', true, false],
+    ['198.19.255.255', true, true], // benchmarking 198.18/15
+    ['198.51.100.1', true, true], // TEST-NET-2
+    ['203.0.113.254', true, true], // TEST-NET-3
+    ['224.0.0.251', true, true], // multicast
+    ['240.1.2.3', true, true], // reserved
+    ['255.255.255.255', true, true], // limited broadcast
+    // IPv6: outside 2000::/3, whatever the range.
+    ['::1', true, false],
+    ['::', true, false],
+    ['64:ff9b:1::1', true, true], // local-use NAT64 (RFC 8215), even for a public IPv4 address
+    ['64:ff9b:1::808:808', true, true],
+    ['100::1', true, true], // discard-only
+    ['100:0:0:1::1', true, true], // dummy prefix (RFC 9780)
+    ['::ffff:0:808:808', true, true], // IPv4-translated (SIIT), not mapped
+    ['1::1', true, true],
+    ['4000::1', true, true],
+    ['8000::1', true, true],
+    ['c000::1', true, true],
+    ['e000::1', true, true],
+    ['fc00::1', true, false],
+    ['fdff::1', true, false],
+    ['fe00::1', true, true],
+    ['fe80::1', true, false],
+    ['febf::1', true, false],
+    ['fec0::1', true, true],
+    ['ff0e::1', true, true],
+    // IPv6: inside 2000::/3 but not globally reachable.
+    ['2001::1', true, true], // Teredo 2001::/32
+    ['2001:1::1', true, true], // IETF protocol assignments 2001::/23
+    ['2001:2::1', true, true], // benchmarking
+    ['2001:10::1', true, true], // ORCHID, deprecated
+    ['2001:1f:ffff::1', true, true],
+    ['2001:20::1', true, true], // ORCHIDv2
+    ['2001:2f::1', true, true],
+    ['2001:1ff:ffff::1', true, true], // the end of 2001::/23
+    ['2001:db8::1', true, true], // documentation
+    ['2001:db8:ffff::1', true, true],
+    ['3fff::1', true, true], // documentation (RFC 9637)
+    ['3fff:fff::1', true, true],
+    ['5f00::1', true, true], // segment routing SIDs (RFC 9602)
+    // IPv4 inside IPv6: judged by the IPv4 address they embed.
+    ['::ffff:192.88.99.1', true, true],
+    ['::ffff:198.18.0.1', true, true],
+    ['::ffff:10.0.0.1', true, false],
+    ['::ffff:8.8.8.8', false, false],
+    ['::c058:6301', true, true], // IPv4-compatible
+    ['64:ff9b::c058:6301', true, true], // NAT64 of 192.88.99.1
+    ['64:ff9b::c000:201', true, true],
+    ['64:ff9b::a00:1', true, false],
+    ['64:ff9b::808:808', false, false],
+    ['2002:c058:6301::1', true, true], // 6to4 of 192.88.99.1
+    ['2002:c000:201::1', true, true],
+    ['2002:a9fe:a9fe::1', true, false],
+    ['2002:808:808::1', false, false],
+    // Global unicast, next to the refused ranges.
+    ['8.8.8.8', false, false],
+    ['192.88.98.255', false, false],
+    ['192.88.100.0', false, false],
+    ['192.0.1.1', false, false],
+    ['198.20.0.1', false, false],
+    ['2001:200::1', false, false], // just past 2001::/23
+    ['2001:4860:4860::8888', false, false],
+    ['2001:db9::1', false, false],
+    ['2606:4700:4700::1111', false, false],
+    ['3ffe:ffff::1', false, false],
+    ['2c0f:fb50::1', false, false],
+  ];
+
+  it("refuses every range IANA's special-purpose registries mark not globally reachable, and IPv6 outside 2000::/3 (API.md section 17)", () => {
+    const wrong = SPECIAL_PURPOSE.filter(([address, byDefault, withPrivate]) => isBlockedAddress(address) !== byDefault || isRefusedAddress(address, true) !== withPrivate);
+    assert.deepEqual(wrong.map(([address]) => address), []);
+  });
+
+  it('refuses those ranges as a URL host, at creation and again at delivery', async () => {
+    const lenient = await buildTestApp({ environment: WEBHOOK_ENVIRONMENT });
+    try {
+      const admin = await loginAdmin(lenient.app);
+      const hosts = ['[64:ff9b:1::808:808]', '[2001:10::1]', '[2001:20::1]', '[2001:db8::1]', '192.88.99.1', '[4000::1]', '[2002:c058:6301::1]'];
+      for (const host of hosts) {
+        const response = await lenient.app.inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: `https://${host}/hook`, events: ['*'] } });
+        assert.equal(response.statusCode, 400, host);
+        assert.equal(problemOf(response).errors?.[0]?.path, '/url', host);
+      }
+      const allowed = await lenient.app.inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url: 'https://[2606:4700:4700::1111]/hook', events: ['user.deleted'] } });
+      assert.equal(allowed.statusCode, 201, allowed.body);
+
+      // Stored before these rules: every delivery to them is refused before a connection is tried.
+      const now = new Date();
+      const ids: string[] = hosts.map(() => randomUUID());
+      await lenient.db
+        .insertInto('webhooks')
+        .values(hosts.map((host, index) => ({ id: ids[index]!, url: `http://${host}/hook`, events: ['user.registered'], description: null, enabled: true, secret: 'whsec_c2VjcmV0', created_at: now, updated_at: now })))
+        .execute();
+      await createUser(lenient.app);
+      await lenient.app.jobs.runNow('deliver-webhooks');
+      const attempts = await eventually(async () => {
+        const rows = await lenient.db.selectFrom('webhook_deliveries').select(['webhook_id', 'last_error']).where('webhook_id', 'in', ids).where('attempts', '>', 0).execute();
+        return rows.length === hosts.length ? rows : undefined;
+      }, 'an attempt to each');
+      for (const row of attempts) {
+        assert.match(String(row.last_error), /not global unicast/, hosts[ids.indexOf(row.webhook_id)]);
+      }
+    } finally {
+      await lenient.close();
     }
   });
 
