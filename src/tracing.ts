@@ -1,5 +1,6 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import { withoutSecrets } from './url-redaction.js';
 
 const TRACER_NAME = 'shop-accounts';
 const DEFAULT_SERVICE_NAME = 'shop-accounts';
@@ -28,6 +29,17 @@ export function tracingRequested(environment: NodeJS.ProcessEnv = process.env): 
 /** `/api/variants/:id` as OpenAPI writes it: `/api/variants/{id}`. */
 const routePattern = (url: string | undefined) => (url ?? '').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
+/**
+ * A server span's `url.path` and `url.query` (API.md section 17): the query as the log writes it,
+ * its secret-looking values redacted. @fastify/otel sets `url.path` to the whole URL, query and all.
+ */
+function urlAttributes(url: string): Attributes {
+  const redacted = withoutSecrets(url);
+  const queryStart = redacted.indexOf('?');
+  if (queryStart === -1) return { 'url.path': redacted };
+  return { 'url.path': redacted.slice(0, queryStart), 'url.query': redacted.slice(queryStart + 1) };
+}
+
 /** Starts the SDK when the environment asks for it (once a process); undefined otherwise. */
 export async function startTracing(environment: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
   if (!tracingRequested(environment)) return undefined;
@@ -38,6 +50,7 @@ export async function startTracing(environment: NodeJS.ProcessEnv = process.env)
     instrumentHandler: false,
     requestHook: (span: Span, request: FastifyRequest) => {
       span.updateName(`${request.method} ${routePattern(request.routeOptions.url)}`);
+      span.setAttributes(urlAttributes(request.url));
     },
   });
   const sdk = new NodeSDK({

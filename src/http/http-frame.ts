@@ -13,7 +13,7 @@ import { sendProblem } from './problem-reply.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-key-repository.js';
 import { AppError } from './errors.js';
 import { registerBodyParsers } from './body-parsers.js';
-import { withoutSecrets } from './server-options.js';
+import { withoutSecrets } from '../url-redaction.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 

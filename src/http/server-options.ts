@@ -6,6 +6,7 @@ import { toAppError } from './error-handler.js';
 import { sendProblem } from './problem-reply.js';
 import { requestLoggerFactory } from './request-logger.js';
 import { traceFields } from '../tracing.js';
+import { withoutSecrets } from '../url-redaction.js';
 import { buildSerializerCompiler } from './response-serializers.js';
 import { buildValidatorCompiler } from './validation.js';
 
@@ -26,28 +27,6 @@ const REDACTED_LOG_PATHS = [
   '*.*.refresh_token',
   '*.*.access_token',
 ];
-
-// A query parameter whose name says it may carry a credential is logged without its value.
-const SECRET_PARAMETER = /token|secret|password|key|code|signature|auth/i;
-
-export function withoutSecrets(url: string): string {
-  const queryStart = url.indexOf('?');
-  if (queryStart === -1) return url;
-  const parameters = url
-    .slice(queryStart + 1)
-    .split('&')
-    .map((pair) => {
-      const name = pair.split('=')[0] ?? '';
-      let decoded = name;
-      try {
-        decoded = decodeURIComponent(name);
-      } catch {
-        // A malformed name is logged as sent, still without its value.
-      }
-      return SECRET_PARAMETER.test(decoded) || SECRET_PARAMETER.test(name) ? `${name}=[redacted]` : pair;
-    });
-  return `${url.slice(0, queryStart)}?${parameters.join('&')}`;
-}
 
 function serializeRequest(request: FastifyRequest) {
   return {

@@ -1,53 +1,10 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startTracing, type Tracing } from '../../src/tracing.js';
 import { eventually } from '../helpers/eventually.js';
+import { attribute, OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { buildTestApp, loginAdmin, newVariantBody, type Session, type TestApp } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-
-interface ExportedSpan {
-  name: string;
-  kind: number;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  links?: { traceId: string; spanId: string }[];
-  attributes?: { key: string; value: Record<string, unknown> }[];
-}
-
-/** An OTLP/HTTP collector in the test process, speaking the JSON protocol: it keeps every span it is sent. */
-class OtlpReceiver {
-  readonly spans: ExportedSpan[] = [];
-  readonly resources: Record<string, unknown>[] = [];
-  #server = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => (body += chunk));
-    request.on('end', () => {
-      const payload = JSON.parse(body) as { resourceSpans: { resource: Record<string, unknown>; scopeSpans: { spans: ExportedSpan[] }[] }[] };
-      for (const resourceSpans of payload.resourceSpans) {
-        this.resources.push(resourceSpans.resource);
-        for (const scope of resourceSpans.scopeSpans) this.spans.push(...scope.spans);
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', () => resolve()));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-}
-
-const attribute = (span: ExportedSpan, key: string) => {
-  const value = span.attributes?.find((candidate) => candidate.key === key)?.value;
-  return value ? Object.values(value)[0] : undefined;
-};
 
 /** API.md section 15: traces over OTLP when the OTEL_* variables ask for them. */
 describe('tracing', () => {
@@ -91,6 +48,25 @@ describe('tracing', () => {
     const accessLine = logLines.map((line) => JSON.parse(line)).find((line) => line.trace_id === traceId);
     assert.ok(accessLine, 'a log line of the request carries its trace_id');
     assert.equal(accessLine.span_id, server.spanId);
+  });
+
+  it('writes no secret of a query string into span attributes: the query is redacted as in the log (API.md section 17)', async () => {
+    const { app } = testApp;
+    const traceId = '6e0c63257de34c926f9efcd03919bb94';
+    const reply = await app.inject({
+      method: 'GET',
+      url: '/api/variants?limit=5&client_secret=cs-8f1d2c7a&access_token=at-4b9e0f3d',
+      headers: { ...admin.auth, traceparent: `00-${traceId}-a3ce929d0e0e4736-01` },
+    });
+    assert.ok(reply.statusCode < 500);
+    await tracing.flush();
+    const server = await eventually(() => collector.spans.find((span) => span.traceId === traceId && span.name === 'GET /api/variants'), 'the server span');
+    for (const span of collector.spans.filter((candidate) => candidate.traceId === traceId)) {
+      const attributes = JSON.stringify(span.attributes);
+      assert.ok(!attributes.includes('cs-8f1d2c7a') && !attributes.includes('at-4b9e0f3d'), `span ${span.name} holds no secret: ${attributes}`);
+    }
+    assert.equal(attribute(server, 'url.path'), '/api/variants');
+    assert.equal(attribute(server, 'url.query'), 'limit=5&client_secret=[redacted]&access_token=[redacted]', 'the query as the log writes it');
   });
 
   it("sends traceparent with a webhook delivery: the delivery's span, linked to the trace of the request that recorded the event", async () => {
