@@ -50,6 +50,7 @@ export const EnvironmentSchema = Type.Object({
   SIGNING_KEY_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 1 })),
   MFA_REQUIRED_ROLES: Type.Optional(Type.String({ pattern: '^\\s*(user|manager|admin)\\s*(,\\s*(user|manager|admin)\\s*)*$' })),
   MFA_STEP_UP_MAX_AGE: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
+  MFA_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   WEBAUTHN_RP_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', maxLength: 253 })),
   MFA_ISSUER: Type.String({ minLength: 1, maxLength: 64, default: 'Shop' }),
 });
@@ -114,6 +115,8 @@ export interface Config {
   mfaRequiredRoles: Role[];
   /** How recently a session's second factor must have been verified for a step-up action. */
   mfaStepUpMaxAgeSeconds: number;
+  /** Wrong second-factor codes in a row (logins and step-ups alike) that lock a user's second-factor checks. */
+  mfaFailureLimit: number;
   /** The WebAuthn relying party: its id (a host name) and the origin passkeys are used from. */
   webauthnRpId: string;
   webauthnOrigin: string;
@@ -204,6 +207,7 @@ export function buildConfig(environment: Environment): Config {
     signingKeyEncryptionKey,
     mfaRequiredRoles: [...new Set((environment.MFA_REQUIRED_ROLES ?? '').split(',').map((role) => role.trim()).filter(Boolean))] as Role[],
     mfaStepUpMaxAgeSeconds: environment.MFA_STEP_UP_MAX_AGE,
+    mfaFailureLimit: environment.MFA_FAILURE_LIMIT,
     webauthnRpId: environment.WEBAUTHN_RP_ID ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, ''),
     webauthnOrigin: new URL(publicUrl).origin,
     mfaIssuer: environment.MFA_ISSUER,

@@ -35,6 +35,7 @@ describe('configuration', () => {
     assert.equal(config.requestTimeoutMs, 30000);
     assert.equal(config.publicUrl, 'http://127.0.0.1:3000');
     assert.equal(config.eventRetentionDays, 365);
+    assert.equal(config.mfaFailureLimit, 10);
   });
 
   it('refuses a bad value with a message naming the variable', () => {
@@ -46,6 +47,7 @@ describe('configuration', () => {
       [{ ALLOW_REGISTRATION: 'perhaps' }, /ALLOW_REGISTRATION/],
       [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
       [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+      [{ MFA_FAILURE_LIMIT: '0' }, /MFA_FAILURE_LIMIT/],
     ];
     for (const [environment, pattern] of cases) {
       assert.throws(() => loadConfig(environment), (error: unknown) => error instanceof ConfigError && pattern.test(error.message));

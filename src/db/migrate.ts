@@ -19,6 +19,7 @@ import { imports } from './migrations/0017-imports.js';
 import { eventTraceContext } from './migrations/0018-event-trace-context.js';
 import { reservedReconciliation } from './migrations/0019-reserved-reconciliation.js';
 import { callerChangeNotifications } from './migrations/0020-caller-change-notifications.js';
+import { secondFactorLocks } from './migrations/0022-second-factor-locks.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018-event-trace-context': eventTraceContext,
   '0019-reserved-reconciliation': reservedReconciliation,
   '0020-caller-change-notifications': callerChangeNotifications,
+  '0022-second-factor-locks': secondFactorLocks,
 };
 
 const staticProvider: MigrationProvider = {

@@ -297,6 +297,18 @@ export interface MfaLoginTokensTable {
   used_at: Date | null;
 }
 
+/** A user's wrong second-factor codes in a row and its locks (API.md section 17; migration 0022). */
+export interface MfaFailureLocksTable {
+  user_id: string;
+  /** Wrong codes since the last right one or the last lock. */
+  failures: ColumnType<number, number | undefined, number>;
+  /** Locks so far: each lasts twice the one before, 15 minutes to 24 hours. */
+  locks: ColumnType<number, number | undefined, number>;
+  /** While in the future, every second-factor check of the user is 429. */
+  locked_until: Date | null;
+  updated_at: Timestamp;
+}
+
 export interface WebauthnChallengesTable {
   challenge: string;
   purpose: 'registration' | 'authentication';
@@ -376,6 +388,7 @@ export interface Database {
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_login_tokens: MfaLoginTokensTable;
   webauthn_challenges: WebauthnChallengesTable;
+  mfa_failure_locks: MfaFailureLocksTable;
   api_client_secrets: ApiClientSecretsTable;
   import_uploads: ImportUploadsTable;
   variant_imports: VariantImportsTable;

@@ -71,6 +71,14 @@ export const recoveryCodeUsedMail = (to: string, at: Date, codesLeft: number) =>
     ACT_IF_NOT_YOU,
   ]);
 
+/** At each lock of a user's second-factor checks (API.md section 17); its end rounded up to the minute, never before the lock is over. */
+export const secondFactorsLockedMail = (to: string, until: Date) =>
+  noticeMail(to, 'Second-factor checks of your account are locked', [
+    `Too many wrong second-factor codes (authenticator app codes, recovery codes or passkey responses) were sent in a row for your account, ` +
+      `so its second-factor checks are locked until ${inWords(new Date(Math.ceil(until.getTime() / 60_000) * 60_000))}: until then no sign-in or confirmation with a second factor succeeds, not even with the right code.`,
+    'If this was you, wait until then and use a fresh code, a recovery code or your passkey. If it was not you, someone may have your password or a signed-in session: change your password, sign out your other sessions, and contact the shop.',
+  ]);
+
 export const secondFactorsResetMail = (to: string, at: Date) =>
   noticeMail(to, 'The second factors of your account were reset', [
     `An administrator removed every second factor and recovery code of your account at ${inWords(at)}, and signed out all its sessions.`,

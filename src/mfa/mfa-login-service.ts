@@ -12,7 +12,7 @@ import { factorsOfUser } from './factor-repository.js';
 import { countLoginTokenFailure, findLoginToken, insertLoginToken, lockLoginToken, spendLoginToken } from './login-token-repository.js';
 import type { MfaSettings } from './mfa-settings.js';
 import { countRecoveryCodesLeft } from './recovery-code-repository.js';
-import { checkSecondFactor, invalidMfaCode, methodsOf, type ProofMethod, type SecondFactorProof } from './second-factor-check.js';
+import { checkSecondFactor, invalidMfaCode, methodsOf, secondFactorLocked, type ProofMethod, type SecondFactorProof } from './second-factor-check.js';
 
 /** An mfa_token is good for 5 minutes, and for 4 wrong codes: the 5th kills it. */
 const LOGIN_TOKEN_TTL_SECONDS = 300;
@@ -57,15 +57,17 @@ export async function loginTokenUser(db: Kysely<Database>, mfaToken: string): Pr
   return user ? { tokenId: token.id, userId: user.id, email: user.email } : undefined;
 }
 
-type SecondStepOutcome = { pair: TokenPair } | { refusal: 'token' | 'code' | 'suspended' };
+type SecondStepOutcome = { pair: TokenPair } | { refusal: 'token' | 'code' | 'suspended' } | { lockedForSeconds: number };
 
 /**
  * A login's second step: the code counts toward the account's failed logins until it proves
  * right (as a password does), the token is locked for the check, and the session starts in the
  * same transaction as the token is spent, under a share lock of the user that finds any password
  * change, reset, suspension, deletion or factor reset since the first step (the session version
- * moved) and starts nothing then. A wrong code is counted on the token and committed before the
- * refusal; the 5th kills the token.
+ * moved) and starts nothing then. A wrong code is counted on the token (and toward the user's
+ * second-factor lock) and committed before the refusal; the 5th kills the token. While the user's
+ * second-factor checks are locked the step is 429 and neither the token nor the account's failed
+ * logins count it: the password step stays open.
  */
 export async function completeSecondStep(
   db: Kysely<Database>,
@@ -82,18 +84,23 @@ export async function completeSecondStep(
     if (!token || token.used_at || token.expires_at.getTime() <= Date.now() || token.failures >= WRONG_CODES_PER_TOKEN) return { refusal: 'token' };
     const user = await lockUserForLogin(trx, token.user_id);
     if (!user || user.deleted_at || user.session_version !== token.session_version) return { refusal: 'token' };
-    const method = await checkSecondFactor(trx, settings, { id: user.id, email: login.email }, login.proof, { loginTokenId: token.id }, { ...context, actorId: user.id, actorType: 'user' });
-    if (!method) {
+    const checked = await checkSecondFactor(trx, settings, { id: user.id, email: login.email }, login.proof, { loginTokenId: token.id }, { ...context, actorId: user.id, actorType: 'user' });
+    if ('lockedForSeconds' in checked) return checked;
+    if ('wrong' in checked) {
       await countLoginTokenFailure(trx, token.id);
       return { refusal: 'code' };
     }
     await spendLoginToken(trx, token.id);
     if (user.status !== 'active') return { refusal: 'suspended' };
-    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[method]) };
+    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[checked.method]) };
   });
   if ('pair' in outcome) {
     await loginSucceeded(db, attempt);
     return outcome.pair;
+  }
+  if ('lockedForSeconds' in outcome) {
+    await loginSucceeded(db, attempt);
+    throw secondFactorLocked(outcome.lockedForSeconds);
   }
   if (outcome.refusal !== 'code') await loginSucceeded(db, attempt);
   if (outcome.refusal === 'suspended') throw accountSuspended();

@@ -20,6 +20,7 @@ export const mfaPlugin = fastifyPlugin(
       party: { id: config.webauthnRpId, origin: config.webauthnOrigin, name: config.mfaIssuer },
       secrets: app.secretsAtRest,
       requiredRoles: config.mfaRequiredRoles,
+      failureLimit: config.mfaFailureLimit,
     };
     const { db } = options.database;
     app.jobs.add({

@@ -10,4 +10,6 @@ export interface MfaSettings {
   secrets: SecretsAtRest;
   /** MFA_REQUIRED_ROLES. */
   requiredRoles: readonly Role[];
+  /** MFA_FAILURE_LIMIT: wrong second-factor codes in a row that lock the user's checks. */
+  failureLimit: number;
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { deleteFactorsOfUser, factorsOfUser } from './factor-repository.js';
+import { deleteFailureCount } from './failure-lock-repository.js';
 import { toFactorResponse } from './mfa-response.js';
 import { deleteRecoveryCodes } from './recovery-code-repository.js';
 
@@ -11,11 +12,12 @@ export async function exportedFactors(db: Kysely<Database>, userId: string) {
 
 /**
  * The second-factor area's part of an erasure: every factor (confirmed or not), recovery code,
- * pending login token and passkey challenge of the user goes.
+ * pending login token, passkey challenge and count of wrong codes of the user goes.
  */
 export async function eraseSecondFactors(trx: Transaction<Database>, userId: string): Promise<void> {
   await deleteFactorsOfUser(trx, userId);
   await deleteRecoveryCodes(trx, userId);
   await trx.deleteFrom('mfa_login_tokens').where('user_id', '=', userId).execute();
   await trx.deleteFrom('webauthn_challenges').where('user_id', '=', userId).execute();
+  await deleteFailureCount(trx, userId);
 }
