@@ -381,7 +381,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a refresh token into a new token pair
-         * @description The presented refresh token is spent; a session has one live refresh token at a time. A spent token presented again within REFRESH_REUSE_INTERVAL seconds of its rotation gets a fresh access token and the very refresh token its rotation issued (a client that refreshed twice at once keeps one refresh token); presented later, it ends the session (401 `invalid_token`, event `user.sessions_ended` with `cause: "refresh_reuse"`). A suspended user gets 403 `account_suspended`.
+         * @description The presented refresh token is spent; a session has one live refresh token at a time. A spent token presented again within REFRESH_REUSE_INTERVAL seconds of its rotation gets a fresh access token and the very refresh token its rotation issued (a client that refreshed twice at once keeps one refresh token); presented later, it ends the session (401 `invalid_token`, event `user.sessions_ended` with `cause: "refresh_reuse"`). A suspended user gets 403 `account_suspended`. Any other `refresh_token` (unknown, expired, an access token, of whatever length within the body limit) is 401 `invalid_token`.
          *
          *     No token needed.
          */
@@ -7438,6 +7438,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The opaque refresh token of a login or refresh. Any other string (an access token included) is an unknown token, not a validation error. */
                     refresh_token: string;
                 };
             };
@@ -7549,6 +7550,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The opaque refresh token of a login or refresh. Any other string (an access token included) is an unknown token, not a validation error. */
                     refresh_token: string;
                 };
             };
@@ -7729,7 +7731,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description The token from the emailed link. */
+                    /** @description The token from the emailed link. Any other string is an unknown token (400 naming it), not a validation error. */
                     token: string;
                     /**
                      * @description 8 to 128 characters.
@@ -7822,7 +7824,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description The token from the emailed link. */
+                    /** @description The token from the emailed link. Any other string is an unknown token (400 naming it), not a validation error. */
                     token: string;
                 };
             };
@@ -9331,7 +9333,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. */
+                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. Any other string is 401 `invalid_mfa_token`. */
                     mfa_token?: string;
                 };
             };
@@ -9619,7 +9621,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. */
+                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. Any other string is 401 `invalid_mfa_token`. */
                     mfa_token: string;
                     /**
                      * @description The 6 digits the authenticator app shows (spaces ignored).
@@ -9627,7 +9629,7 @@ export interface operations {
                      */
                     code: string;
                 } | {
-                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. */
+                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. Any other string is 401 `invalid_mfa_token`. */
                     mfa_token: string;
                     /**
                      * @description One of the recovery codes.
@@ -9635,7 +9637,7 @@ export interface operations {
                      */
                     recovery_code: string;
                 } | {
-                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. */
+                    /** @description The `mfa_token` of the login’s 403 `mfa_required` reply. Any other string is 401 `invalid_mfa_token`. */
                     mfa_token: string;
                     /**
                      * AuthenticationResponseJSON

@@ -101,7 +101,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'again within REFRESH_REUSE_INTERVAL seconds of its rotation gets a fresh access token and the very refresh token ' +
           'its rotation issued (a client that refreshed twice at once keeps one refresh token); presented later, it ends the ' +
           'session (401 `invalid_token`, event `user.sessions_ended` with `cause: "refresh_reuse"`). A suspended user gets ' +
-          '403 `account_suspended`.',
+          '403 `account_suspended`. Any other `refresh_token` (unknown, expired, an access token, of whatever length within the ' +
+          'body limit) is 401 `invalid_token`.',
         body: RefreshTokenBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },

@@ -14,7 +14,16 @@ export const LoginBody = Type.Object(
   { additionalProperties: false, examples: [{ email: 'ada@example.com', password: 'correct-horse-battery' }] },
 );
 
+/**
+ * Any string within the body limit: one that is not a live refresh token of the service (an
+ * access token, an empty or a very long string included) is answered as an unknown token, never
+ * as a schema error (API.md section 17).
+ */
 export const RefreshTokenBody = Type.Object(
-  { refresh_token: Type.String({ minLength: 1, maxLength: 512 }) },
+  {
+    refresh_token: Type.String({
+      description: 'The opaque refresh token of a login or refresh. Any other string (an access token included) is an unknown token, not a validation error.',
+    }),
+  },
   { additionalProperties: false, examples: [{ refresh_token: 'q3V0aGVudGljYXRlZC1yZWZyZXNoLXRva2VuLWV4YW1wbGU' }] },
 );

@@ -168,7 +168,8 @@ export const NewPasskeyBody = Type.Object(
   },
 );
 
-const MfaToken = Type.String({ minLength: 1, maxLength: 128, description: 'The `mfa_token` of the login’s 403 `mfa_required` reply.' });
+/** Any string within the body limit: one that is not a live mfa_token is 401 `invalid_mfa_token`, never a schema error. */
+const MfaToken = Type.String({ description: 'The `mfa_token` of the login’s 403 `mfa_required` reply. Any other string is 401 `invalid_mfa_token`.' });
 
 /** Exactly one proof of a second factor. */
 const proofs = {

@@ -119,7 +119,8 @@ export const DeleteProfileBody = Type.Object(
 export const DeleteUserQuery = Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false });
 
 export const EmailBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false, examples: [{ email: 'ada@example.com' }] });
-const OneTimeToken = Type.String({ minLength: 1, maxLength: 200, description: 'The token from the emailed link.' });
+/** Any string within the body limit: one that is not a live token of the link's kind is an unknown token, never a schema error. */
+const OneTimeToken = Type.String({ description: 'The token from the emailed link. Any other string is an unknown token (400 naming it), not a validation error.' });
 export const ResetConfirmBody = Type.Object(
   { token: OneTimeToken, new_password: Password },
   { additionalProperties: false, examples: [{ token: 'vG1h3kC0Yb3mXw6JzQ2a8N5sE7tR9uP4dL1fK0jH2gA', new_password: 'another-long-passphrase' }] },

@@ -223,6 +223,47 @@ describe('authentication', () => {
     assert.equal(expired.statusCode, 401);
   });
 
+  it('refuses a refresh_token that is not a live refresh token, an access token included, whatever its length (401 invalid_token, API.md section 17)', async () => {
+    const user = await createUser(testApp.app);
+    const notRefreshTokens = {
+      'an access token': user.accessToken,
+      'an empty string': '',
+      '513 characters': 'r'.repeat(513),
+      '60000 characters': 'r'.repeat(60_000),
+    };
+    for (const [name, refreshToken] of Object.entries(notRefreshTokens)) {
+      const refresh = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: refreshToken } });
+      assert.equal(refresh.statusCode, 401, name);
+      assert.equal(problemOf(refresh).code, 'invalid_token', name);
+      // Logout reveals nothing whatever it is sent, and ends no session for a token that is not one.
+      const logout = await inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: refreshToken } });
+      assert.equal(logout.statusCode, 204, name);
+    }
+    assert.equal((await inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${user.accessToken}` } })).statusCode, 200);
+    assert.equal((await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: user.refreshToken } })).statusCode, 200, 'the live one still works');
+    // Beyond the body limit the body is refused as a whole, before any token is read.
+    const huge = await inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: 'r'.repeat(70_000) } });
+    assert.equal(huge.statusCode, 413);
+  });
+
+  it('answers a token of another kind, or of any length, in a body as an unknown token of that kind, not a schema error', async () => {
+    const user = await createUser(testApp.app);
+    for (const token of [user.accessToken, user.refreshToken, '', 't'.repeat(5000)]) {
+      const reset = await inject({ method: 'POST', url: '/api/auth/password-reset/confirm', payload: { token, new_password: 'another-long-passphrase' } });
+      assert.equal(reset.statusCode, 400);
+      assert.equal(problemOf(reset).code, 'invalid_reset_token');
+      const verify = await inject({ method: 'POST', url: '/api/auth/verify-email', payload: { token } });
+      assert.equal(verify.statusCode, 400);
+      assert.equal(problemOf(verify).code, 'invalid_verification_token');
+      const secondStep = await inject({ method: 'POST', url: '/api/auth/login/mfa', payload: { mfa_token: token, code: '123456' } });
+      assert.equal(secondStep.statusCode, 401);
+      assert.equal(problemOf(secondStep).code, 'invalid_mfa_token');
+      const options = await inject({ method: 'POST', url: '/api/auth/mfa/webauthn/authentication-options', payload: { mfa_token: token } });
+      assert.equal(options.statusCode, 401);
+      assert.equal(problemOf(options).code, 'invalid_mfa_token');
+    }
+  });
+
   it('logs out: 204, and the refresh token no longer works', async () => {
     const user = await createUser(testApp.app);
     const response = await inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: user.refreshToken } });
