@@ -10,6 +10,7 @@ import { markSecondFactorVerified } from '../sessions/session-repository.js';
 import { endEverySession, endOtherSessions } from '../users/credential-changes.js';
 import { findUserByIdForUpdate } from '../users/user-repository.js';
 import { insertChallenge, takeChallenge } from './challenge-repository.js';
+import { deleteFailureCount } from './failure-lock-repository.js';
 import { countConfirmedFactors, deleteFactor, deleteFactorsOfUser, factorsOfUser, insertFactor, lockFactor, markTotpStepUsed, passkeyIsRegistered } from './factor-repository.js';
 import type { MfaSettings } from './mfa-settings.js';
 import { CHALLENGE_TTL_SECONDS, challengeOf, registrationOptions, verifiedRegistration } from './passkeys.js';
@@ -176,6 +177,8 @@ export async function resetFactors(trx: Transaction<Database>, targetId: string,
   const user = await lockOwner(trx, targetId);
   const removed = await deleteFactorsOfUser(trx, user.id);
   await deleteRecoveryCodes(trx, user.id);
+  // The factors the lock guarded are gone: the user's new ones start unlocked.
+  await deleteFailureCount(trx, user.id);
   const ended = await endEverySession(trx, user.id);
   const factors = removed.filter((factor) => factor.confirmed_at).map((factor) => ({ id: factor.id, type: factor.type, name: factor.name }));
   await record(trx, { type: 'user.mfa_reset', subjectType: 'user', subjectId: user.id, data: { factors_removed: factors, session_ids_ended: ended } }, context);

@@ -54,12 +54,21 @@ export async function startLock(trx: Transaction<Database>, userId: string, dura
   return row.locked_until!;
 }
 
-/** A right code: the wrong ones before it no longer count toward a lock. */
+/**
+ * A right code: the wrong ones before it no longer count toward a lock, and the next lock is a
+ * first one again. Only a guesser never gets a code right, so only a guesser's locks keep
+ * doubling; the owner who mistyped ten codes once a year is not locked for a day.
+ */
 export async function resetWrongCodes(trx: Transaction<Database>, userId: string): Promise<void> {
-  await trx.updateTable('mfa_failure_locks').set({ failures: 0, updated_at: sql<Date>`now()` }).where('user_id', '=', userId).where('failures', '>', 0).execute();
+  await trx
+    .updateTable('mfa_failure_locks')
+    .set({ failures: 0, locks: 0, updated_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('failures', '>', 0), eb('locks', '>', 0)]))
+    .execute();
 }
 
-/** An erasure: the user's count and locks go with its factors. */
+/** An erasure or an admin's reset: the user's count and locks go with its factors. */
 export async function deleteFailureCount(trx: Kysely<Database>, userId: string): Promise<void> {
   await trx.deleteFrom('mfa_failure_locks').where('user_id', '=', userId).execute();
 }

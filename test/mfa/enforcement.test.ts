@@ -96,7 +96,7 @@ describe('second factors: step-up and the admin reset', () => {
     assert.equal((await app.inject({ method: 'POST', url: '/api/auth/mfa/verify', headers: stolen.auth, payload: { code: device.next() } })).statusCode, 200);
     await sql`update sessions set mfa_verified_at = now() - interval '600 seconds' where user_id = ${owner.id}`.execute(db);
     const verifiedBefore = (await db.selectFrom('sessions').select('mfa_verified_at').where('user_id', '=', owner.id).orderBy('created_at', 'desc').executeTakeFirstOrThrow()).mfa_verified_at;
-    const second = await enrolTotp(app, stolen, 'Second phone');
+    const second = await enrolTotp(app, { ...owner, auth: stolen.auth }, 'Second phone');
     assert.equal(second.factor.recovery_codes, undefined, 'recovery codes come with the first factor only');
     const verifiedAfter = (await db.selectFrom('sessions').select('mfa_verified_at').where('user_id', '=', owner.id).orderBy('created_at', 'desc').executeTakeFirstOrThrow()).mfa_verified_at;
     assert.deepEqual(verifiedAfter, verifiedBefore, 'a later factor is no step-up');

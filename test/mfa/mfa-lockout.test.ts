@@ -4,7 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { eventually } from '../helpers/eventually.js';
 import { SmtpCatcher } from '../helpers/smtp-catcher.js';
 import { SoftwareAuthenticator } from '../helpers/software-authenticator.js';
-import { buildTestApp, createUser, onPostgres, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
+import { buildTestApp, createUser, login, loginAdmin, onPostgres, problemOf, type Session, type TestApp } from '../helpers/test-app.js';
 import type { TotpDevice } from '../helpers/totp-device.js';
 import { enrolTotp, firstStep } from './mfa-helpers.js';
 
@@ -157,7 +157,7 @@ describe('second factors: the lock after MFA_FAILURE_LIMIT wrong codes in a row'
     assert.equal((await stepUp(app, other, { code: otherFactor.device.next() })).statusCode, 200);
   });
 
-  it('doubles the lock at each further one, up to 24 hours, with a notice each time', async () => {
+  it('doubles the lock at each further one, up to 24 hours, with a notice each time; a right code makes the next a first one again', async () => {
     const { app, db } = testApp;
     const user = await createUser(app);
     const { device } = await enrolTotp(app, user);
@@ -165,14 +165,18 @@ describe('second factors: the lock after MFA_FAILURE_LIMIT wrong codes in a row'
     assertAbout(lockedFor(await stepUp(app, user, { code: device.next() })), 900, 'the first lock');
 
     await endLock(user.id);
-    await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 9);
-    assert.equal((await stepUp(app, user, { code: device.next() })).statusCode, 200, 'the lock over, the right code passes and the count starts afresh');
     await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 10);
     assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 1800, 'the second lock, twice the first');
 
     await endLock(user.id);
     await wrongAtLogins(app, user, device, 10);
     assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 3600, 'the third lock');
+
+    await endLock(user.id);
+    await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 9);
+    assert.equal((await stepUp(app, user, { code: device.next() })).statusCode, 200, 'the lock over, the right code passes and the count starts afresh');
+    await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 10);
+    assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 900, 'after a right code, a first lock again');
 
     // After the 7th lock a doubled lock would pass 24 hours: it lasts 24 hours.
     await db.updateTable('mfa_failure_locks').set({ locks: 7, locked_until: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
@@ -181,9 +185,23 @@ describe('second factors: the lock after MFA_FAILURE_LIMIT wrong codes in a row'
 
     const mails = await eventually(async () => {
       const caught = await lockMails(user.email);
-      return caught.length >= 4 ? caught : undefined;
-    }, 'four lock notices');
-    assert.equal(mails.length, 4, 'one notice per lock');
+      return caught.length >= 5 ? caught : undefined;
+    }, 'five lock notices');
+    assert.equal(mails.length, 5, 'one notice per lock');
+  });
+
+  it("starts unlocked after an admin's reset of the user's factors", async () => {
+    const { app, db } = testApp;
+    const user = await createUser(app);
+    const { device } = await enrolTotp(app, user);
+    await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 10);
+    lockedFor(await stepUp(app, user, { code: device.next() }));
+    const admin = await loginAdmin(app);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/users/${user.id}/mfa`, headers: admin.auth })).statusCode, 204);
+    assert.equal(await db.selectFrom('mfa_failure_locks').select('user_id').where('user_id', '=', user.id).executeTakeFirst(), undefined, 'the count and locks went with the factors');
+    const back = await login(app, user.email, user.password);
+    const fresh = await enrolTotp(app, back, 'New phone');
+    assert.equal((await stepUp(app, back, { code: fresh.device.next() })).statusCode, 200, 'the new factor is not locked');
   });
 
   it('counts wrong passkey assertions alike, and spends the challenge of an assertion sent while locked', async () => {
