@@ -74,7 +74,7 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Replace the caller's name, email and phone
-         * @description A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in 24 hours (429). A body that keeps the email may carry `current_password`, which must then be right.
+         * @description A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in 24 hours (429). A body that keeps the email may carry `current_password`, which must then be right. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
          *     Who: any user; users only (API clients are refused).
          */
@@ -82,7 +82,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the caller's own account
-         * @description Needs the current `password` (403 `wrong_password`). The account is deleted as an admin's DELETE /api/users/{id} would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after `DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin.
+         * @description Needs the current `password` (403 `wrong_password`). The account is deleted as an admin's DELETE /api/users/{id} would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after `DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
          *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -91,7 +91,7 @@ export interface paths {
         head?: never;
         /**
          * Change some of the caller's name, email and phone (JSON merge patch)
-         * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. Changing `email` needs `current_password`, as for PUT.
+         * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. Changing `email` needs `current_password`, as for PUT. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
          *     Who: any user; users only (API clients are refused).
          */
@@ -108,7 +108,7 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Returns a new token pair; every other refresh token and every older access token of the caller stop working. A `new_password` equal to the current one is a 400.
+         * @description Returns a new token pair; every other refresh token and every older access token of the caller stop working. A `new_password` equal to the current one is a 400; a wrong `current_password` is 403 `wrong_password`. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
          *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -619,7 +619,7 @@ export interface paths {
          * Add an authenticator app (TOTP); it works once confirmed
          * @description The reply carries the secret (base32 of 20 random bytes) and the `otpauth://` URL to show as a QR code; the factor counts once POST /api/auth/mfa/totp/{id}/confirm took a code of it. Unconfirmed factors are dropped after a day. A user has at most 20 factors, unconfirmed ones included (409 `too_many_factors` beyond).
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
         post: operations["startTotp"];
         delete?: never;
@@ -639,9 +639,9 @@ export interface paths {
         put?: never;
         /**
          * Confirm an authenticator app with a code it shows
-         * @description The code (current step, or one either side) is spent. The session counts as having verified its second factor now. The user's first factor brings `recovery_codes`, shown this once. 404 for a factor that is not the caller's unconfirmed TOTP factor.
+         * @description The code (current step, or one either side) is spent. The user's first factor counts as the session's second factor verified now and brings `recovery_codes`, shown this once; confirming a later factor leaves `mfa_verified_at` as it was. 404 for a factor that is not the caller's unconfirmed TOTP factor.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
         post: operations["confirmTotp"];
         delete?: never;
@@ -663,7 +663,7 @@ export interface paths {
          * Options to create a passkey
          * @description Attestation `none`, user verification preferred, the caller’s passkeys excluded. The challenge is good for 5 minutes, once, in this session. No body. A user has at most 20 factors (409 `too_many_factors` beyond).
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
         post: operations["startPasskeyRegistration"];
         delete?: never;
@@ -683,9 +683,9 @@ export interface paths {
         put?: never;
         /**
          * Register a passkey
-         * @description The response must answer a challenge of this session’s registration options, which it spends whether or not it verifies (400 `invalid_mfa_code`, also for a passkey registered already). The session counts as having verified its second factor now. The user's first factor brings `recovery_codes`, shown this once.
+         * @description The response must answer a challenge of this session’s registration options, which it spends whether or not it verifies (400 `invalid_mfa_code`, also for a passkey registered already). The user's first factor counts as the session's second factor verified now and brings `recovery_codes`, shown this once; a later one leaves `mfa_verified_at` as it was.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
         post: operations["registerPasskey"];
         delete?: never;
@@ -777,7 +777,7 @@ export interface paths {
         put?: never;
         /**
          * Step-up: verify the second factor in this session
-         * @description The session making the request counts as having verified its second factor now, for MFA_STEP_UP_MAX_AGE seconds; no other session is touched. A passkey’s assertion must answer a challenge of this session. Rate-limited like logins (per address and account under LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong codes in a row of the user, here and at logins, lock its second-factor checks: every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours; the user gets an email at each lock.
+         * @description The session making the request counts as having verified its second factor now, for MFA_STEP_UP_MAX_AGE seconds; no other session is touched. A passkey’s assertion must answer a challenge of this session. Rate-limited like logins (per address and account under LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong codes in a row of the user, here and at logins, lock its second-factor checks: every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (a right code makes the next lock a first one again); the user gets an email at each lock.
          *
          *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
          */
@@ -799,7 +799,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a login with a second factor: a new session and its token pair
-         * @description Send the `mfa_token` of the login’s 403 `mfa_required` reply with a TOTP `code`, a `recovery_code`, or a passkey’s `webauthn` assertion (answering a challenge of POST /api/auth/mfa/webauthn/authentication-options for this mfa_token). A wrong one is 400 `invalid_mfa_code`; the 5th wrong one kills the mfa_token (401 `invalid_mfa_token`, as for an unknown, expired or spent one). Rate-limited like logins, per address and account (LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong second-factor codes in a row of one user, at logins and step-ups from any address, lock its second-factor checks: they are answered 400 `invalid_mfa_code` as usual, and every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email at each lock; a right code before the lock starts the count afresh). The password step of POST /api/auth/login stays open meanwhile. A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`.
+         * @description Send the `mfa_token` of the login’s 403 `mfa_required` reply with a TOTP `code`, a `recovery_code`, or a passkey’s `webauthn` assertion (answering a challenge of POST /api/auth/mfa/webauthn/authentication-options for this mfa_token). A wrong one is 400 `invalid_mfa_code`; the 5th wrong one kills the mfa_token (401 `invalid_mfa_token`, as for an unknown, expired or spent one). Rate-limited like logins, per address and account (LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong second-factor codes in a row of one user, at logins and step-ups from any address, lock its second-factor checks: they are answered 400 `invalid_mfa_code` as usual, and every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email at each lock; a right code starts the count afresh, and makes the next lock a first one again). The password step of POST /api/auth/login stays open meanwhile. A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`.
          *
          *     No token needed.
          */

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { AppError, forbidden } from '../http/errors.js';
-import { addressKey } from '../http/client-address.js';
+import { loginBudgetKey } from '../http/client-address.js';
 import { setEtag } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { findRefreshToken } from '../sessions/refresh-token-repository.js';
@@ -76,8 +76,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },
       preHandler: async (request) => {
-        const email = request.body.email.toLowerCase();
-        await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${email}`, config.loginRateLimit);
+        await app.rateLimiter.spend(loginBudgetKey(request.ip, request.body.email), config.loginRateLimit);
       },
     },
     async (request) => {

@@ -18,3 +18,12 @@ export function addressKey(address: string): string {
     return address;
   }
 }
+
+/**
+ * The key of LOGIN_RATE_LIMIT's budget: one client address (by addressKey) and one email. A
+ * login spends from it, and so does every other check of that account's password or second
+ * factor (API.md sections 12 and 17), so they share the one budget.
+ */
+export function loginBudgetKey(address: string, email: string): string {
+  return `login:${addressKey(address)}:${email.toLowerCase()}`;
+}

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AccountAttemptKind, Database } from '../db/tables.js';
 import { AppError } from '../http/errors.js';
+import { verifyPassword } from '../sessions/passwords.js';
 import { countRecentAttempts, deleteAccountAttempt, deleteAccountAttempts, insertAccountAttempt, type AttemptWindow } from './account-attempt-repository.js';
 
 const MINUTE = 60;
@@ -10,8 +11,9 @@ const EMAIL_CHANGES_A_DAY = 5;
 const RESENDS_A_DAY = 5;
 
 /**
- * Limits per account, whatever addresses ask (API.md section 10), counted in the database so
- * every instance sees the same counts: failed logins an hour, email changes a day, verification
+ * Limits per account, whatever addresses ask (API.md sections 10 and 17), counted in the database
+ * so every instance sees the same counts: failed logins an hour (wrong passwords re-checked with
+ * an access token and wrong second-factor codes among them), email changes a day, verification
  * resends a minute and a day. (Password-reset mails are counted by their tokens, see
  * account-service.ts.)
  */
@@ -43,6 +45,20 @@ export async function beginLoginAttempt(db: Kysely<Database>, email: string, lim
 /** The password (or second factor) was right: the attempt was no failure. */
 export function loginSucceeded(db: Kysely<Database>, attempt: string): Promise<void> {
   return deleteAccountAttempt(db, attempt);
+}
+
+/**
+ * Re-authentication counts like a login (API.md section 17): the password a signed-in user sends
+ * to change the password or the email, or to delete the account, is checked as a login checks
+ * it. The attempt counts toward LOGIN_ACCOUNT_FAILURE_LIMIT before the password is looked at, so
+ * past the limit the right password is refused too (429); a wrong password stays counted as a
+ * failed login. (The address's LOGIN_RATE_LIMIT is the route's, as for a login.)
+ */
+export async function verifyPasswordLikeLogin(db: Kysely<Database>, user: { email: string; password_hash: string }, password: string, limit: number): Promise<boolean> {
+  const attempt = await beginLoginAttempt(db, user.email, limit);
+  if (!(await verifyPassword(user.password_hash, password))) return false;
+  await loginSucceeded(db, attempt);
+  return true;
 }
 
 /** A completed password reset starts the account's failure count afresh. */

@@ -1,13 +1,13 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, UserRow } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { accountSuspended, notFound, validationFailed } from '../http/errors.js';
-import { hashPassword, verifyPassword } from '../sessions/passwords.js';
+import { hashPassword } from '../sessions/passwords.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, updateUser } from './user-repository.js';
-import { wrongPassword } from './user-service.js';
+import { confirmOwnPassword, wrongPassword } from './user-service.js';
 
 /** A password change checked and hashed (argon2, outside any transaction), to apply. */
 export interface PreparedPasswordChange {
@@ -17,9 +17,17 @@ export interface PreparedPasswordChange {
   newHash: string;
 }
 
-/** The current password checked against the user as read, and the new one hashed. */
-export async function preparePasswordChange(user: UserRow, passwords: { current: string; next: string }): Promise<PreparedPasswordChange> {
-  if (!(await verifyPassword(user.password_hash, passwords.current))) throw wrongPassword();
+/**
+ * The current password checked against the user as read (counted like a login, see
+ * confirmOwnPassword), and the new one hashed.
+ */
+export async function preparePasswordChange(
+  db: Kysely<Database>,
+  user: UserRow,
+  passwords: { current: string; next: string },
+  accountFailureLimit: number,
+): Promise<PreparedPasswordChange> {
+  await confirmOwnPassword(db, user, passwords.current, accountFailureLimit);
   if (passwords.next === passwords.current) throw validationFailed('/new_password', 'must differ from the current password');
   return { userId: user.id, checkedHash: user.password_hash, newHash: await hashPassword(passwords.next) };
 }

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
+import { loginBudgetKey } from '../http/client-address.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
@@ -27,8 +28,17 @@ import {
   StatusBody,
   UserSchema,
 } from './user-schemas.js';
-import { applyProfileChange, changeRole, changeStatus, checkPatch, checkReplacement, deleteOwnAccount, deleteUser, wrongPassword, type AdminAction } from './user-service.js';
-import { verifyPassword } from '../sessions/passwords.js';
+import {
+  applyProfileChange,
+  changeRole,
+  changeStatus,
+  checkPatch,
+  checkReplacement,
+  confirmOwnPassword,
+  deleteOwnAccount,
+  deleteUser,
+  type AdminAction,
+} from './user-service.js';
 
 const UserReply = Type.Ref(UserSchema);
 /** The caller's own account: any user, never an API client. */
@@ -41,13 +51,20 @@ async function ownUser(access: Access): Promise<UserRow> {
   return user;
 }
 
+/** What each route that checks the caller's own password says about it (API.md section 17). */
+const REAUTHENTICATION =
+  'The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward ' +
+  'LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.';
+
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { currency } = app.config;
+  const { currency, loginRateLimit, loginAccountFailureLimit } = app.config;
   /** A single user reply: its ETag and its body. */
   const userReply = (reply: FastifyReply, row: UserRow) => {
     setEtag(reply, row.version);
     return toUserResponse(row, currency);
   };
+  /** A check of the caller's password spends from the login budget of the address and the account's email, as a login does. */
+  const spendLoginBudget = (request: FastifyRequest, user: UserRow) => app.rateLimiter.spend(loginBudgetKey(request.ip, user.email), loginRateLimit);
 
   app.get(
     '/profile',
@@ -76,7 +93,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of ' +
           'letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new ' +
           'address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in ' +
-          '24 hours (429). A body that keeps the email may carry `current_password`, which must then be right.',
+          '24 hours (429). A body that keeps the email may carry `current_password`, which must then be right. ' +
+          REAUTHENTICATION,
         headers: IfMatchHeaders,
         body: ProfileBody,
         response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415, 429) },
@@ -86,7 +104,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { access } = request;
       const { current_password: currentPassword, ...fields } = request.body;
       // Read first, with the admission: no password is verified for a refused caller, and argon2 holds no transaction.
-      const checked = await checkReplacement(await ownUser(access), { fields, currentPassword });
+      const user = await ownUser(access);
+      if (currentPassword !== undefined) await spendLoginBudget(request, user);
+      const checked = await checkReplacement(access.db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
       return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
     },
@@ -102,7 +122,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Change some of the caller's name, email and phone (JSON merge patch)",
         description:
           'Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. ' +
-          'Changing `email` needs `current_password`, as for PUT.',
+          'Changing `email` needs `current_password`, as for PUT. ' +
+          REAUTHENTICATION,
         headers: IfMatchHeaders,
         body: ProfilePatchBody,
         response: { 200: resourceReply(UserReply, 'The caller after the change.'), ...problemResponses(400, 401, 403, 409, 412, 413, 415, 429) },
@@ -111,7 +132,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { access } = request;
       const { current_password: currentPassword, ...fields } = request.body;
-      const checked = await checkPatch(await ownUser(access), { fields, currentPassword });
+      const user = await ownUser(access);
+      if (currentPassword !== undefined) await spendLoginBudget(request, user);
+      const checked = await checkPatch(access.db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
       return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
     },
@@ -128,17 +151,19 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Needs the current `password` (403 `wrong_password`). The account is deleted as an admin\'s DELETE /api/users/{id} ' +
           'would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after ' +
-          '`DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin.',
+          '`DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin. ' +
+          REAUTHENTICATION,
         headers: IfMatchHeaders,
         body: DeleteProfileBody,
-        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 409, 412, 413, 415) },
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 409, 412, 413, 415, 429) },
       },
     },
     async (request, reply) => {
       const { access } = request;
       const user = await ownUser(access);
       // argon2 runs before the transaction; the deletion checks that the hash it verified is still the account's.
-      if (!(await verifyPassword(user.password_hash, request.body.password))) throw wrongPassword();
+      await spendLoginBudget(request, user);
+      await confirmOwnPassword(access.db, user, request.body.password, loginAccountFailureLimit);
       await access.transaction((trx) => deleteOwnAccount(trx, user.id, request.headers['if-match'], user.password_hash, contextOf(request)));
       return reply.code(204).send(null);
     },
@@ -154,14 +179,18 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Change the caller's password",
         description:
           'Returns a new token pair; every other refresh token and every older access token of the caller stop working. ' +
-          'A `new_password` equal to the current one is a 400.',
+          'A `new_password` equal to the current one is a 400; a wrong `current_password` is 403 `wrong_password`. ' +
+          REAUTHENTICATION,
         body: ChangePasswordBody,
-        response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
+        response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
     async (request) => {
       const { access } = request;
-      const change = await preparePasswordChange(await ownUser(access), { current: request.body.current_password, next: request.body.new_password });
+      const user = await ownUser(access);
+      await spendLoginBudget(request, user);
+      const passwords = { current: request.body.current_password, next: request.body.new_password };
+      const change = await preparePasswordChange(access.db, user, passwords, loginAccountFailureLimit);
       return access.transaction((trx) => applyPasswordChange(trx, change, app.tokenIssuer, contextOf(request), clientOf(request)));
     },
   );

@@ -8,8 +8,7 @@ import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { queueEmailChangedNotice, queueVerificationMail, type MailSettings } from './account-emails.js';
 import { lockForWrite } from '../http/preconditions.js';
-import { verifyPassword } from '../sessions/passwords.js';
-import { countEmailChange } from './account-limit-service.js';
+import { countEmailChange, verifyPasswordLikeLogin } from './account-limit-service.js';
 import { spendAccountTokens } from './account-token-repository.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
@@ -17,6 +16,15 @@ import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUse
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
 export const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
 const passwordNeeded = () => validationFailed('/current_password', 'is required to change the email address');
+
+/**
+ * The caller's own password, sent to change the password or the email or to delete the account:
+ * checked like a login's (argon2, outside any transaction), counted toward the account's failed
+ * logins; past LOGIN_ACCOUNT_FAILURE_LIMIT 429 whatever the password, else 403 `wrong_password`.
+ */
+export async function confirmOwnPassword(db: Kysely<Database>, user: UserRow, password: string, accountFailureLimit: number): Promise<void> {
+  if (!(await verifyPasswordLikeLogin(db, user, password, accountFailureLimit))) throw wrongPassword();
+}
 
 /** The database's unique index on lower(email) is the rule; this names it for the client. */
 async function translatingEmailConflict<T>(write: () => Promise<T>): Promise<T> {
@@ -107,6 +115,8 @@ async function recordProfileChange(trx: Kysely<Database>, before: UserRow, after
 export interface ProfileChange<Fields> {
   fields: Fields;
   currentPassword: string | undefined;
+  /** LOGIN_ACCOUNT_FAILURE_LIMIT, which a wrong password counts toward. */
+  accountFailureLimit: number;
 }
 
 /** A profile change whose password (when sent) was checked against the hash the user had when read. */
@@ -118,21 +128,23 @@ export interface CheckedProfileChange {
 
 /**
  * The check of a profile change that needs argon2, outside any transaction: the current
- * password, when sent, must be right, and must be sent when the email changes.
+ * password, when sent, must be right (and counts like a login, see confirmOwnPassword), and
+ * must be sent when the email changes.
  */
-async function checkProfileChange(read: UserRow, currentPassword: string | undefined, nextOf: CheckedProfileChange['nextOf']): Promise<CheckedProfileChange> {
-  if (currentPassword !== undefined && !(await verifyPassword(read.password_hash, currentPassword))) throw wrongPassword();
+async function checkProfileChange(db: Kysely<Database>, read: UserRow, change: ProfileChange<unknown>, nextOf: CheckedProfileChange['nextOf']): Promise<CheckedProfileChange> {
+  const { currentPassword } = change;
+  if (currentPassword !== undefined) await confirmOwnPassword(db, read, currentPassword, change.accountFailureLimit);
   if (currentPassword === undefined && nextOf(read).email !== read.email) throw passwordNeeded();
   return { nextOf, checkedHash: currentPassword === undefined ? undefined : read.password_hash };
 }
 
-export function checkReplacement(read: UserRow, change: ProfileChange<{ name: string; email: string; phone?: string | null | undefined }>): Promise<CheckedProfileChange> {
+export function checkReplacement(db: Kysely<Database>, read: UserRow, change: ProfileChange<{ name: string; email: string; phone?: string | null | undefined }>): Promise<CheckedProfileChange> {
   const { fields } = change;
-  return checkProfileChange(read, change.currentPassword, () => ({ name: fields.name, email: fields.email, phone: fields.phone ?? null }));
+  return checkProfileChange(db, read, change, () => ({ name: fields.name, email: fields.email, phone: fields.phone ?? null }));
 }
 
-export function checkPatch(read: UserRow, change: ProfileChange<{ name?: string; email?: string; phone?: string | null }>): Promise<CheckedProfileChange> {
-  return checkProfileChange(read, change.currentPassword, (current) => {
+export function checkPatch(db: Kysely<Database>, read: UserRow, change: ProfileChange<{ name?: string; email?: string; phone?: string | null }>): Promise<CheckedProfileChange> {
+  return checkProfileChange(db, read, change, (current) => {
     const profile = mergePatch({ name: current.name, email: current.email, phone: current.phone }, change.fields) as { name: string; email: string; phone?: string };
     return { name: profile.name, email: profile.email, phone: profile.phone ?? null };
   });

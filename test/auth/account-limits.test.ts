@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { createAccountToken } from '../../src/users/account-token-repository.js';
 import { SmtpCatcher } from '../helpers/smtp-catcher.js';
-import { buildTestApp, createUser, problemOf, uniqueEmail, type TestApp } from '../helpers/test-app.js';
+import { buildTestApp, createUser, problemOf, uniqueEmail, type Session, type TestApp } from '../helpers/test-app.js';
 
-/** API.md section 10: limits per account whatever the addresses, IPv6 by /64, and mail volume. */
+/** API.md sections 10 and 17: limits per account whatever the addresses, IPv6 by /64, re-authentication, and mail volume. */
 describe('limits per account', () => {
   let testApp: TestApp;
   let catcher: SmtpCatcher;
@@ -57,6 +57,72 @@ describe('limits per account', () => {
     for (let host = 1; host <= 5; host++) statuses.push((await login(email, 'wrong-wrong', `2001:db8:aa:bb::${host}`)).statusCode);
     assert.deepEqual(statuses, [401, 401, 401, 401, 429], 'LOGIN_RATE_LIMIT=4 per /64 and email');
     assert.equal((await login(email, 'wrong-wrong', '2001:db8:aa:cc::1')).statusCode, 401, 'another /64 has its own budget');
+  });
+
+  /** API.md section 17: a password re-checked with an access token counts like a login. */
+  const reauthentications = [
+    {
+      route: 'change-password',
+      send: (user: Session, password: string, remoteAddress: string) =>
+        inject({ method: 'PUT', url: '/api/users/change-password', headers: user.auth, remoteAddress, payload: { current_password: password, new_password: 'another-password-9' } }),
+    },
+    {
+      route: 'an email change',
+      send: (user: Session, password: string, remoteAddress: string) =>
+        inject({ method: 'PATCH', url: '/api/users/profile', headers: user.auth, remoteAddress, payload: { email: uniqueEmail('moved'), current_password: password } }),
+    },
+    {
+      route: 'self-deletion',
+      send: (user: Session, password: string, remoteAddress: string) =>
+        inject({ method: 'DELETE', url: '/api/users/profile', headers: user.auth, remoteAddress, payload: { password } }),
+    },
+  ];
+  /** What a re-authentication could change: the user row, its sessions, its events. */
+  const accountState = async (userId: string) => ({
+    user: await testApp.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow(),
+    sessions: await testApp.db.selectFrom('sessions').select(['id', 'ended_at']).where('user_id', '=', userId).orderBy('id').execute(),
+    events: await testApp.db.selectFrom('events').select(['id', 'type']).where('subject_id', '=', userId).orderBy('id').execute(),
+  });
+
+  for (const { route, send } of reauthentications) {
+    it(`counts wrong passwords of ${route} toward LOGIN_ACCOUNT_FAILURE_LIMIT; past it the right one is 429 and nothing changes`, async () => {
+      const user = await createUser(testApp.app);
+      const before = await accountState(user.id);
+      for (let guess = 0; guess < 5; guess++) {
+        const wrong = await send(user, `guess-${guess}-wrong`, `127.0.5.${guess + 2}`);
+        assert.equal(wrong.statusCode, 403, `guess ${guess + 1}`);
+        assert.equal(problemOf(wrong).code, 'wrong_password');
+      }
+      const refused = await send(user, user.password, '127.0.5.9');
+      assert.equal(refused.statusCode, 429, 'the right password is refused past the limit');
+      assert.equal(problemOf(refused).code, 'rate_limited');
+      const retryAfter = Number(refused.headers['retry-after']);
+      assert.ok(retryAfter > 3500 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+      assert.deepEqual(await accountState(user.id), before, 'nothing changed');
+      assert.equal((await inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).statusCode, 200, 'the session lives on');
+      const locked = await login(user.email, user.password, '127.0.5.10');
+      assert.equal(locked.statusCode, 429, "the account's logins are refused too");
+      assert.equal(problemOf(locked).code, 'rate_limited');
+      assert.ok(Number(locked.headers['retry-after']) > 3500);
+    });
+  }
+
+  it("spends re-authentications from the address's LOGIN_RATE_LIMIT, with the logins of that email", async () => {
+    const user = await createUser(testApp.app);
+    const address = '127.0.6.2';
+    assert.equal((await login(user.email, 'wrong-password', address)).statusCode, 401);
+    for (const { route, send } of reauthentications) assert.equal((await send(user, 'wrong-password', address)).statusCode, 403, route);
+    const before = await accountState(user.id);
+    for (const { route, send } of reauthentications) {
+      const refused = await send(user, user.password, address);
+      assert.equal(refused.statusCode, 429, `${route}: LOGIN_RATE_LIMIT=4 spent, the right password included`);
+      assert.equal(problemOf(refused).code, 'rate_limited');
+      const retryAfter = Number(refused.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    }
+    assert.deepEqual(await accountState(user.id), before, 'nothing changed');
+    assert.equal((await login(user.email, user.password, address)).statusCode, 429, 'the login from that address shares the budget');
+    assert.equal((await login(user.email, user.password, '127.0.6.3')).statusCode, 200, 'four failures, under the account limit: another address logs in');
   });
 
   it('mails at most 3 reset links an hour to one account, whatever the addresses asking; the reply stays 202', async () => {
