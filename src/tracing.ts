@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { context, createContextKey, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { withoutSecrets } from './url-redaction.js';
 
@@ -90,13 +90,117 @@ export function inSpan<T>(
     try {
       return await work(span);
     } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      markFailed(span, error as Error);
       throw error;
     } finally {
       span.end();
     }
   });
+}
+
+/** A statement run before its background run was known to have work: recorded only if it has. */
+interface HeldSpan {
+  name: string;
+  kind: SpanKind;
+  attributes: Attributes | undefined;
+  startTime: number;
+  endTime: number;
+  error?: Error;
+}
+
+/** Statements a background run holds before it is known to have work; a run of hundreds keeps the first ones. */
+const MOST_HELD_SPANS = 100;
+/** Now, in milliseconds since the epoch with a fraction (a span's start or end after the fact). */
+const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * A background job's run (API.md section 17): it records a span only once it finds something to
+ * do, from the run's start and with the statements it ran until then as its children; after
+ * that its statements are recorded as they run. A run that finds nothing records nothing.
+ */
+class BackgroundRun {
+  readonly startTime = now();
+  readonly held: HeldSpan[] = [];
+  span: Span | undefined;
+  notHeld = 0;
+
+  constructor(readonly name: string) {}
+
+  /** A statement that ended: held while the run has no span, else recorded under it at once. */
+  hold(held: HeldSpan): void {
+    if (this.span) this.record(this.span, held);
+    else if (this.held.length < MOST_HELD_SPANS) this.held.push(held);
+    else this.notHeld++;
+  }
+
+  /** The run has work: its span, begun at the run's start, and the statements held till now under it. */
+  found(): Span {
+    if (this.span) return this.span;
+    const span = trace.getTracer(TRACER_NAME).startSpan(this.name, { root: true, startTime: this.startTime }, ROOT_CONTEXT);
+    if (this.notHeld > 0) span.setAttribute('job.statements_not_recorded', this.notHeld);
+    for (const held of this.held.splice(0)) this.record(span, held);
+    this.span = span;
+    return span;
+  }
+
+  private record(parent: Span, held: HeldSpan): void {
+    const child = trace.getTracer(TRACER_NAME).startSpan(held.name, { kind: held.kind, attributes: held.attributes, startTime: held.startTime }, trace.setSpan(ROOT_CONTEXT, parent));
+    if (held.error) markFailed(child, held.error);
+    child.end(held.endTime);
+  }
+}
+
+const BACKGROUND_RUN = createContextKey('shop-accounts background run');
+
+function markFailed(span: Span, error: Error): void {
+  span.recordException(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+}
+
+/**
+ * Runs `work` as a background job's run named `name` (tracing on), outside whatever trace is
+ * active: its span is recorded only if the run finds work, that is if one of its statements
+ * changes a row (see `inStatementSpan`) or the run fails. A run started within another joins it.
+ */
+export function inBackgroundRun<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!enabled || context.active().getValue(BACKGROUND_RUN)) return work();
+  const run = new BackgroundRun(name);
+  return context.with(ROOT_CONTEXT.setValue(BACKGROUND_RUN, run), async () => {
+    try {
+      return await work();
+    } catch (error) {
+      markFailed(run.found(), error as Error);
+      throw error;
+    } finally {
+      run.span?.end();
+    }
+  });
+}
+
+/**
+ * Runs `work`, a database statement, in a span (tracing on) under the active span. With no active
+ * span, inside a background run the statement is held until the run shows it has work (`changed`
+ * tells whether this statement's result is some), and anywhere else (a pool's own statements)
+ * it is not recorded: no span without a parent.
+ */
+export async function inStatementSpan<T>(name: string, options: { attributes?: Attributes }, work: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
+  if (!enabled) return work();
+  const settings = { kind: SpanKind.CLIENT, attributes: options.attributes };
+  if (trace.getSpan(context.active())) return inSpan(name, settings, work);
+  const run = context.active().getValue(BACKGROUND_RUN) as BackgroundRun | undefined;
+  if (!run) return work();
+  if (run.span) return context.with(trace.setSpan(context.active(), run.span), () => inSpan(name, settings, work));
+  const startTime = now();
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    run.hold({ name, ...settings, startTime, endTime: now(), error: error as Error });
+    throw error;
+  }
+  run.hold({ name, ...settings, startTime, endTime: now() });
+  if (changed(result)) run.found();
+  return result;
 }
 
 /**
@@ -132,4 +236,4 @@ export function traceFields(): Record<string, string> {
   return spanContext && trace.isSpanContextValid(spanContext) ? { trace_id: spanContext.traceId, span_id: spanContext.spanId } : {};
 }
 
-export { SpanKind };
+export { SpanKind, SpanStatusCode };

@@ -1,10 +1,12 @@
 import type { DatabaseConnection, Dialect, Driver, Kysely, QueryResult, TransactionSettings, CompiledQuery } from 'kysely';
-import { inSpan, SpanKind } from '../tracing.js';
+import { inStatementSpan } from '../tracing.js';
 
 /**
  * A dialect whose every statement is a span (API.md section 15): PostgreSQL and the embedded
  * database alike, named by its first keyword, with the statement's text (never its values).
- * Used only when tracing is on; off, the dialect is not wrapped at all.
+ * Only under a parent (a request's, a job run's: API.md section 17): a statement outside any
+ * (a pool's own) is not recorded, and one of a background run counts as the run's work when it
+ * changes a row. Used only when tracing is on; off, the dialect is not wrapped at all.
  */
 export class TracedDialect implements Dialect {
   constructor(private readonly inner: Dialect) {}
@@ -31,8 +33,11 @@ class TracedConnection implements DatabaseConnection {
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const operation = /^\s*(\w+)/.exec(compiledQuery.sql)?.[1]?.toUpperCase() ?? 'SQL';
-    return inSpan(operation, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.operation.name': operation, 'db.query.text': compiledQuery.sql } }, () =>
-      this.inner.executeQuery<R>(compiledQuery),
+    return inStatementSpan(
+      operation,
+      { attributes: { 'db.system.name': 'postgresql', 'db.operation.name': operation, 'db.query.text': compiledQuery.sql } },
+      () => this.inner.executeQuery<R>(compiledQuery),
+      (result) => (result.numAffectedRows ?? 0n) > 0n,
     );
   }
 

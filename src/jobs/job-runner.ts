@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import { inSpan } from '../tracing.js';
+import { inBackgroundRun } from '../tracing.js';
 import { WorkQueue, type QueueDefinition, type QueueRow } from './work-queue.js';
 
 export interface Job {
@@ -25,6 +25,7 @@ export class JobRunner {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly queues: WorkQueue<any>[] = [];
+  private readonly passesEnded = new Map<string, number>();
   private started = false;
 
   constructor(private readonly log: FastifyBaseLogger) {}
@@ -41,6 +42,16 @@ export class JobRunner {
     this.add({ name: definition.name, everyMs, run: () => queue.pass() });
     this.queues.push(queue);
     return queue;
+  }
+
+  /** The names of the jobs registered. */
+  get names(): string[] {
+    return [...this.jobs.keys()];
+  }
+
+  /** How many passes of the job `name` have ended (for operators, and tests that wait for one). */
+  passes(name: string): number {
+    return this.passesEnded.get(name) ?? 0;
   }
 
   start(): void {
@@ -77,8 +88,8 @@ export class JobRunner {
   }
 
   private async pass(job: Job): Promise<void> {
-    // Each pass a span of its own (tracing on): a root, as no request started it.
-    const run = inSpan(`job ${job.name}`, { root: true }, () => job.run())
+    // Each pass a run of its own, outside any trace: a span (tracing on) only if it finds work.
+    const run = inBackgroundRun(`job ${job.name}`, () => job.run())
       .then(() => undefined)
       .catch((error: unknown) => this.log.warn({ err: error, job: job.name }, 'background job failed; it will run again'));
     this.running.set(job.name, run);
@@ -86,6 +97,7 @@ export class JobRunner {
       await run;
     } finally {
       this.running.delete(job.name);
+      this.passesEnded.set(job.name, this.passes(job.name) + 1);
     }
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { inTransaction } from '../db/transaction.js';
-import { inSpan, outsideAnyTrace } from '../tracing.js';
+import { inBackgroundRun, inSpan, outsideAnyTrace, SpanStatusCode } from '../tracing.js';
 
 /** The columns every queue table has (email_outbox, webhook_deliveries, variant_imports). */
 export interface QueueRow {
@@ -124,12 +124,15 @@ export class WorkQueue<Row extends QueueRow> {
     await this.drain();
   }
 
-  private async claimAndStart(): Promise<number> {
-    const free = this.definition.concurrency - this.inFlight.size;
-    if (this.stopped || free <= 0) return 0;
-    const rows = await this.claim(free);
-    for (const row of rows) this.start(row);
-    return rows.length;
+  /** A run of the job (tracing on: its span, with the claim, only if the claim took rows). */
+  private claimAndStart(): Promise<number> {
+    return inBackgroundRun(`job ${this.definition.name}`, async () => {
+      const free = this.definition.concurrency - this.inFlight.size;
+      if (this.stopped || free <= 0) return 0;
+      const rows = await this.claim(free);
+      for (const row of rows) this.start(row);
+      return rows.length;
+    });
   }
 
   /**
@@ -199,29 +202,35 @@ export class WorkQueue<Row extends QueueRow> {
     });
   }
 
-  private async run(row: Row): Promise<void> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new Error(`no result within ${this.definition.deadlineMs / 1000} s`)), this.definition.deadlineMs);
-    const renewal = this.renewLease(row, controller);
-    let attempt: Attempt;
-    try {
-      attempt = await Promise.race([
-        // Each attempt is a trace of its own (tracing on), whoever woke the queue.
-        inSpan(`${this.definition.name} attempt`, { root: true }, () => this.definition.attempt(row, controller.signal)),
-        new Promise<Attempt>((resolve) => controller.signal.addEventListener('abort', () => resolve({ ok: false, error: String((controller.signal.reason as Error).message) }))),
-      ]);
-    } catch (error) {
-      attempt = { ok: false, error: String((error as Error).message ?? error).slice(0, 500) };
-    } finally {
-      clearTimeout(timer);
-      if (renewal) clearInterval(renewal);
-    }
-    try {
-      await this.settle(row, attempt);
-    } catch (error) {
-      // Unsettled, the row is attempted again once its lease ends.
-      this.log.warn({ err: error, job: this.definition.name }, 'could not record the result of an attempt');
-    }
+  /**
+   * One attempt and its result. Each attempt is a trace of its own (tracing on), whoever woke the
+   * queue: its work, its lease renewals and the statements recording its result are its children.
+   */
+  private run(row: Row): Promise<void> {
+    return inSpan(`${this.definition.name} attempt`, { root: true }, async (span) => {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new Error(`no result within ${this.definition.deadlineMs / 1000} s`)), this.definition.deadlineMs);
+      const renewal = this.renewLease(row, controller);
+      let attempt: Attempt;
+      try {
+        attempt = await Promise.race([
+          this.definition.attempt(row, controller.signal),
+          new Promise<Attempt>((resolve) => controller.signal.addEventListener('abort', () => resolve({ ok: false, error: String((controller.signal.reason as Error).message) }))),
+        ]);
+      } catch (error) {
+        attempt = { ok: false, error: String((error as Error).message ?? error).slice(0, 500) };
+      } finally {
+        clearTimeout(timer);
+        if (renewal) clearInterval(renewal);
+      }
+      if (!attempt.ok) span?.setStatus({ code: SpanStatusCode.ERROR, message: attempt.error });
+      try {
+        await this.settle(row, attempt);
+      } catch (error) {
+        // Unsettled, the row is attempted again once its lease ends.
+        this.log.warn({ err: error, job: this.definition.name }, 'could not record the result of an attempt');
+      }
+    });
   }
 
   /** Renews the claim of a long attempt while it runs; aborts the attempt once the claim is no longer its own. */
