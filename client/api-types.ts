@@ -1533,7 +1533,7 @@ export interface paths {
         head?: never;
         /**
          * Change an API client: name, description, scopes, status, rate limit (admin)
-         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was disabled stay refused when it is enabled again.
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was disabled stay refused when it is enabled again, and those issued after it is enabled again work at once.
          *
          *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -15667,7 +15667,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`; verify it with the JWKS. */
+                        /** @description A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`, and `client_generation` (the client's token generation, which disabling the client moves on: its earlier tokens stay refused once it is enabled again); verify it with the JWKS. */
                         access_token: string;
                         /** @enum {string} */
                         token_type: "Bearer";

@@ -51,7 +51,7 @@ select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::tex
   where "api_client_secrets"."secret_hash" = $1;
 
 -- The caller alone, for an API client's access token (its scopes and the client's, both)
-select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and (api_clients.tokens_valid_after is null or api_clients.tokens_valid_after <= $1::timestamptz)) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age", null::float8 as "caller__expires_in", extract(epoch
+select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age", null::float8 as "caller__expires_in", extract(epoch
   from now() - api_clients.last_used_at)::float8 as "caller__idle_for"
   from "api_clients"
   where "api_clients"."id" = $3;

@@ -41,7 +41,7 @@ export function queryFiles(): Record<string, string> {
     besideCaller(compiler, userCaller(compiler, { userId: '$user', sessionId: '$session' }), { roles: [], selfId: null, scopes: [], mfaRoles: [], stepUpSeconds: null }, variantsPage(compiler, {}, { limit: 20 }), true).compile().sql,
   );
   add('sessions', "The caller alone, for an API client's secret sent as the bearer token", clientSecretCaller(compiler, { secretHash: '$secret_hash' }).compile().sql);
-  add('sessions', "The caller alone, for an API client's access token (its scopes and the client's, both)", clientTokenCaller(compiler, { clientId: '$client', scopes: [], issuedAt: new Date(0) }).compile().sql);
+  add('sessions', "The caller alone, for an API client's access token (its scopes and the client's, both)", clientTokenCaller(compiler, { clientId: '$client', scopes: [], generation: 0 }).compile().sql);
   for (const read of [...CALLER_READS].sort((a, b) => a.name.localeCompare(b.name))) {
     const [area, what] = read.name.split('.') as [string, string];
     // The user's form in full; a client's differs only in the caller's part, shown above.

@@ -19,7 +19,7 @@ export function lockClient(trx: Transaction<Database>, id: string): Promise<ApiC
   return trx.selectFrom('api_clients').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
 }
 
-export function insertClient(trx: Transaction<Database>, client: Omit<ApiClientRow, 'version' | 'last_used_at' | 'tokens_valid_after' | 'deleted_at'>): Promise<ApiClientRow> {
+export function insertClient(trx: Transaction<Database>, client: Omit<ApiClientRow, 'version' | 'last_used_at' | 'token_generation' | 'deleted_at'>): Promise<ApiClientRow> {
   return trx.insertInto('api_clients').values(client).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -27,7 +27,7 @@ export function insertClient(trx: Transaction<Database>, client: Omit<ApiClientR
 export function updateClient(
   trx: Transaction<Database>,
   id: string,
-  change: Partial<Pick<ApiClientRow, 'name' | 'description' | 'scopes' | 'status' | 'rate_limit' | 'tokens_valid_after' | 'deleted_at'>>,
+  change: Partial<Pick<ApiClientRow, 'name' | 'description' | 'scopes' | 'status' | 'rate_limit' | 'token_generation' | 'deleted_at'>>,
 ): Promise<ApiClientRow> {
   return trx
     .updateTable('api_clients')
@@ -83,7 +83,7 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
   return db
     .selectFrom('api_client_secrets')
     .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
-    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.status', 'api_clients.scopes'])
+    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.status', 'api_clients.scopes', 'api_clients.token_generation'])
     .where('api_client_secrets.secret_hash', '=', secretHash)
     .where('api_client_secrets.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('api_client_secrets.expires_at', 'is', null), eb('api_client_secrets.expires_at', '>', sql<Date>`now()`)]))

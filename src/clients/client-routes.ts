@@ -107,7 +107,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: ' +
           'disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was ' +
-          'disabled stay refused when it is enabled again.',
+          'disabled stay refused when it is enabled again, and those issued after it is enabled again work at once.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: PatchClientBody,

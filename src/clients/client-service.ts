@@ -55,8 +55,9 @@ export async function patchClient(trx: Transaction<Database>, id: string, ifMatc
   const changed = changedFields(settingsOf(current), change, [...FIELDS]);
   if (Object.keys(changed.after).length === 0) return current;
   const disabling = current.status === 'active' && change.status === 'disabled';
-  // Tokens carry their issue time to the second: every token of the second the client is disabled in is refused too.
-  const updated = await updateClient(trx, id, { ...change, ...(disabling ? { tokens_valid_after: new Date(Math.floor(Date.now() / 1000) * 1000 + 1000) } : {}) });
+  // Tokens carry the generation they were issued in: a disabling ends every token issued so far,
+  // and the tokens issued after the client is enabled again carry the next one (the row is locked).
+  const updated = await updateClient(trx, id, { ...change, ...(disabling ? { token_generation: current.token_generation + 1 } : {}) });
   await record(trx, clientEvent('client.updated', id, changed), context);
   return updated;
 }

@@ -21,7 +21,11 @@ const TokenRequestBody = Type.Object(
   { examples: [{ grant_type: 'client_credentials', scope: 'reservations:write' }] },
 );
 const TokenSchema = Type.Object({
-  access_token: Type.String({ description: 'A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`; verify it with the JWKS.' }),
+  access_token: Type.String({
+    description:
+      'A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`, and `client_generation` (the client\'s token generation, ' +
+      'which disabling the client moves on: its earlier tokens stay refused once it is enabled again); verify it with the JWKS.',
+  }),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'ACCESS_TOKEN_TTL seconds. There is no refresh token: ask again.' }),
   scope: Type.String({ description: 'The scopes granted, space-separated.' }),

@@ -53,5 +53,5 @@ export async function grantClientToken(db: Kysely<Database>, issuer: TokenIssuer
   if (missing.length > 0) throw new OAuthError('invalid_scope', `The client does not hold ${missing.join(', ')}.`, 400);
   const scopes = [...new Set(asked)];
   await touchClient(db, secret.client_id, secret.secret_id);
-  return { access_token: issuer.signClientToken(secret.client_id, scopes), token_type: 'Bearer' as const, expires_in: issuer.accessTokenTtlSeconds, scope: scopes.join(' ') };
+  return { access_token: issuer.signClientToken(secret.client_id, scopes, secret.token_generation), token_type: 'Bearer' as const, expires_in: issuer.accessTokenTtlSeconds, scope: scopes.join(' ') };
 }

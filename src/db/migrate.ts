@@ -20,6 +20,7 @@ import { eventTraceContext } from './migrations/0018-event-trace-context.js';
 import { reservedReconciliation } from './migrations/0019-reserved-reconciliation.js';
 import { callerChangeNotifications } from './migrations/0020-caller-change-notifications.js';
 import { secondFactorLocks } from './migrations/0022-second-factor-locks.js';
+import { clientTokenGenerations } from './migrations/0024-client-token-generations.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0019-reserved-reconciliation': reservedReconciliation,
   '0020-caller-change-notifications': callerChangeNotifications,
   '0022-second-factor-locks': secondFactorLocks,
+  '0024-client-token-generations': clientTokenGenerations,
 };
 
 const staticProvider: MigrationProvider = {

@@ -234,8 +234,8 @@ export interface ApiClientsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_used_at: Date | null;
-  /** Set when the client is disabled: its tokens issued before then stay refused. */
-  tokens_valid_after: Date | null;
+  /** Moves on when the client is disabled: its tokens count only while they carry the current one. */
+  token_generation: ColumnType<number, number | undefined, number>;
   deleted_at: Date | null;
 }
 

@@ -20,7 +20,7 @@ export class CallerKeys {
     let key = this.#ofClaims.get(claims);
     if (!key) {
       key = isClientToken(claims)
-        ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), issuedAt: new Date(claims.iat * 1000) }
+        ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), generation: claims.client_generation ?? 0 }
         : { kind: 'user', userId: claims.sub, sessionId: claims.sid };
       this.#ofClaims.set(claims, key);
     }

@@ -19,7 +19,8 @@ export interface ClientTokenKey {
   clientId: string;
   /** The scopes the token was granted; the request may use those the client still holds. */
   scopes: readonly string[];
-  issuedAt: Date;
+  /** The client's token generation the token was issued in (disabling the client moves it on). */
+  generation: number;
 }
 export type CallerKey = UserKey | ClientSecretKey | ClientTokenKey;
 
@@ -128,10 +129,11 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
 
 /**
  * The caller of an API client's access token: the client by id. The token counts while the
- * client is not deleted and was not disabled after the token was issued; the request may use
+ * client is not deleted and still has the token generation the token was issued in (no disabling
+ * since, whatever the clock says); the request may use
  * the scopes both the token and the client hold now (a scope taken away applies at once).
  */
-export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; issuedAt: Date }) {
+export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; generation: number }) {
   return db
     .selectFrom('api_clients')
     .select([
@@ -139,7 +141,7 @@ export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string;
       'api_clients.id as caller__id',
       sql<Role | null>`null::text`.as('caller__role'),
       'api_clients.status as caller__status',
-      sql<boolean>`(api_clients.deleted_at is null and (api_clients.tokens_valid_after is null or api_clients.tokens_valid_after <= ${key.issuedAt}::timestamptz))`.as('caller__live'),
+      sql<boolean>`(api_clients.deleted_at is null and api_clients.token_generation = ${key.generation}::integer)`.as('caller__live'),
       clientStale.as('caller__stale'),
       sql<string[]>`array(select unnest(api_clients.scopes) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
       'api_clients.rate_limit as caller__rate_limit',
@@ -263,8 +265,8 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
     beside(db, userCaller(db, { userId, sessionId }), gateValuesIn(rest), valuesIn<Values>(rest));
   const forClientSecret = (db: Kysely<Database>, secretHash: string, ...rest: [...GateValues, ...Values]) =>
     beside(db, clientSecretCaller(db, { secretHash }), gateValuesIn(rest), valuesIn<Values>(rest));
-  const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], issuedAt: Date, ...rest: [...GateValues, ...Values]) =>
-    beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, issuedAt }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...rest: [...GateValues, ...Values]) =>
+    beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), gateValuesIn(rest), valuesIn<Values>(rest));
   const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
   const prepared = { user: preparedQuery(forUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
@@ -278,13 +280,13 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
         case 'client-secret':
           return prepared.clientSecret(db, key.secretHash, ...valuesOf(gate), ...values) as never;
         case 'client-token':
-          return prepared.clientToken(db, key.clientId, key.scopes, key.issuedAt, ...valuesOf(gate), ...values) as never;
+          return prepared.clientToken(db, key.clientId, key.scopes, key.generation, ...valuesOf(gate), ...values) as never;
       }
     },
     statements: (db) => ({
       user: forUser(db, '$user', '$session', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       clientSecret: forClientSecret(db, '$secret_hash', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
-      clientToken: forClientToken(db, '$client', [], new Date(0), ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      clientToken: forClientToken(db, '$client', [], 0, ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       alone: data(db, ...sampleValues()).compile().sql,
     }),
   };
@@ -294,7 +296,7 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
 
 const userAlone = preparedQuery((db, userId: string, sessionId: string) => userCaller(db, { userId, sessionId }));
 const clientSecretAlone = preparedQuery((db, secretHash: string) => clientSecretCaller(db, { secretHash }));
-const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], issuedAt: Date) => clientTokenCaller(db, { clientId, scopes, issuedAt }));
+const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], generation: number) => clientTokenCaller(db, { clientId, scopes, generation }));
 
 /** The caller alone, for a request whose first statement carries no data (a write's transaction). */
 export function callerAlone(db: Kysely<Database>, key: CallerKey): Promise<CallerColumns[]> {
@@ -304,7 +306,7 @@ export function callerAlone(db: Kysely<Database>, key: CallerKey): Promise<Calle
     case 'client-secret':
       return clientSecretAlone(db, key.secretHash) as Promise<CallerColumns[]>;
     case 'client-token':
-      return clientTokenAlone(db, key.clientId, key.scopes, key.issuedAt) as Promise<CallerColumns[]>;
+      return clientTokenAlone(db, key.clientId, key.scopes, key.generation) as Promise<CallerColumns[]>;
   }
 }
 

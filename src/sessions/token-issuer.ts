@@ -24,6 +24,11 @@ export interface ClientTokenClaims {
   client_id: string;
   /** The granted scopes, space-separated. */
   scope: string;
+  /**
+   * The client's token generation when the token was issued: it counts while the client still
+   * has it (disabling a client moves it on). Absent from tokens issued before it existed: 0.
+   */
+  client_generation?: number;
   jti: string;
   iat: number;
   exp: number;
@@ -39,8 +44,8 @@ export interface TokenIssuer {
   /** How long a spent refresh token still gets a pair (a client refreshing twice at once). */
   readonly refreshReuseIntervalSeconds: number;
   signAccessToken(userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }): string;
-  /** A token for an API client, with the scopes granted (space-separated in `scope`). */
-  signClientToken(clientId: string, scopes: readonly string[]): string;
+  /** A token for an API client, with the scopes granted (space-separated in `scope`) and the client's token generation. */
+  signClientToken(clientId: string, scopes: readonly string[], generation: number): string;
   /** The claims of a valid token, or undefined for any invalid one. */
   verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
 }
@@ -60,6 +65,7 @@ function checkedClaims(claims: Record<string, unknown>): AccessTokenClaims | und
   if (!Number.isFinite(claims.iat) || (claims.iat as number) * 1000 > Date.now() + MAX_CLOCK_SKEW_MS) return undefined;
   if ('client_id' in claims) {
     if (claims.client_id !== claims.sub || 'sid' in claims || typeof claims.scope !== 'string') return undefined;
+    if ('client_generation' in claims && !(Number.isSafeInteger(claims.client_generation) && (claims.client_generation as number) >= 0)) return undefined;
     return claims as unknown as ClientTokenClaims;
   }
   return isUuid(claims.sid) ? (claims as unknown as UserTokenClaims) : undefined;
@@ -84,7 +90,13 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     auth_time: Math.floor(authentication.authTime.getTime() / 1000),
     jti: randomUUID(),
   });
-  const clientClaimsFor = (clientId: string, scopes: readonly string[]) => ({ sub: clientId, client_id: clientId, scope: scopes.join(' '), jti: randomUUID() });
+  const clientClaimsFor = (clientId: string, scopes: readonly string[], generation: number) => ({
+    sub: clientId,
+    client_id: clientId,
+    scope: scopes.join(' '),
+    client_generation: generation,
+    jti: randomUUID(),
+  });
 
   if (config.jwtSecret) {
     const sign = createSigner({
@@ -107,7 +119,7 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     return {
       ...base,
       signAccessToken: (userId, sessionId, authentication) => sign(claimsFor(userId, sessionId, authentication)),
-      signClientToken: (clientId, scopes) => sign(clientClaimsFor(clientId, scopes)),
+      signClientToken: (clientId, scopes, generation) => sign(clientClaimsFor(clientId, scopes, generation)),
       verifyAccessToken: async (token) => {
         const known = verified.get(token);
         if (known) return known;
@@ -126,7 +138,7 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
   return {
     ...base,
     signAccessToken: (userId, sessionId, authentication) => ring.sign(claimsFor(userId, sessionId, authentication)),
-    signClientToken: (clientId, scopes) => ring.sign(clientClaimsFor(clientId, scopes)),
+    signClientToken: (clientId, scopes, generation) => ring.sign(clientClaimsFor(clientId, scopes, generation)),
     verifyAccessToken: async (token) => {
       const known = verified.get(token);
       if (known) return known;
