@@ -69,6 +69,30 @@ describe('tracing', () => {
     assert.equal(attribute(server, 'url.query'), 'limit=5&client_secret=[redacted]&access_token=[redacted]', 'the query as the log writes it');
   });
 
+  it('walks every route: no span of any request holds a secret its query string carried (API.md section 17)', async () => {
+    const { app } = testApp;
+    const secrets = ['cs-walk-1d2c', 'at-walk-9e0f', 'pw-walk-77aa', 'code-walk-5b5b'];
+    const query = `client_secret=${secrets[0]}&access_token=${secrets[1]}&password=${secrets[2]}&code=${secrets[3]}`;
+    const routes = app.routeTable.filter((route) => route.method !== 'HEAD' && !route.url.includes('*'));
+    assert.ok(routes.length >= 50, `${routes.length} routes`);
+    const traces: string[] = [];
+    for (const [index, route] of routes.entries()) {
+      const traceId = `7${index.toString(16).padStart(31, '0')}`;
+      traces.push(traceId);
+      const url = `${route.url.replace(/:([a-z_]+)/g, '00000000-0000-4000-8000-000000000000')}?${query}`;
+      const reply = await app.inject({ method: route.method as 'GET', url, headers: { ...admin.auth, traceparent: `00-${traceId}-a3ce929d0e0e4736-01` } });
+      assert.ok(reply.statusCode < 500, `${route.method} ${route.url}: ${reply.statusCode} ${reply.body}`);
+    }
+    await tracing.flush();
+    await eventually(() => collector.spans.some((span) => span.traceId === traces.at(-1)) || undefined, 'the last route\'s spans');
+    const walked = collector.spans.filter((span) => traces.includes(span.traceId));
+    assert.ok(walked.length >= routes.length, `${walked.length} spans of ${routes.length} requests`);
+    for (const span of walked) {
+      const attributes = JSON.stringify(span.attributes ?? []);
+      for (const secret of secrets) assert.ok(!attributes.includes(secret), `span ${span.name} holds ${secret}: ${attributes}`);
+    }
+  });
+
   it("sends traceparent with a webhook delivery: the delivery's span, linked to the trace of the request that recorded the event", async () => {
     const { app } = testApp;
     const url = await webhooks.start();
