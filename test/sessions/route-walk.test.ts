@@ -121,3 +121,59 @@ describe('every route refuses every refused caller, and changes nothing', () => 
     assert.ok(walked > routes.length * 5, `${walked} refusals walked`);
   });
 });
+
+/** The properties a route's body schema names (an object schema's; none for another shape). */
+const bodyProperties = (route: RouteEntry): string[] => Object.keys((route.schema?.body as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+
+/**
+ * API.md section 17 over the whole route table: every route that takes a signed-in user's
+ * password counts a wrong one like a failed login, and every token a body carries is judged as
+ * a token (a string that is not a live one of its kind is refused as unknown), never as a
+ * schema error for its length.
+ */
+describe('every route that takes a password or a token in its body, as section 17 says', () => {
+  let testApp: TestApp;
+  let admin: Session;
+  before(async () => {
+    testApp = await buildTestApp();
+    admin = await loginAdmin(testApp.app);
+  });
+  after(() => testApp.close());
+
+  const authenticated = () => testApp.app.routeTable.filter((route) => route.config?.access && !route.config.access.public && route.method !== 'HEAD');
+
+  it("counts a signed-in user's wrong password toward the account's failed logins, on every route that takes one", async () => {
+    const routes = authenticated().filter((route) => bodyProperties(route).some((name) => name === 'password' || name === 'current_password'));
+    assert.ok(routes.length >= 4, `${routes.length} routes take a password: ${routes.map((route) => `${route.method} ${route.url}`).join(', ')}`);
+    for (const route of routes) {
+      const user = await createUser(testApp.app, { admin });
+      const request = requestFor(route, user.auth);
+      const field = bodyProperties(route).includes('current_password') ? 'current_password' : 'password';
+      const payload = { ...(request.payload as object), [field]: 'a-wrong-password-1' };
+      const what = `${route.method} ${route.url}`;
+      const reply = await testApp.app.inject({ ...request, payload });
+      assert.equal(reply.statusCode, 403, `${what}: ${reply.body}`);
+      assert.equal(reply.json().code, 'wrong_password', what);
+      const failures = await testApp.db.selectFrom('account_attempts').select('id').where('kind', '=', 'login_failure').where('subject', '=', user.email.toLowerCase()).execute();
+      assert.equal(failures.length, 1, `${what}: the wrong password counts as a failed login`);
+    }
+  });
+
+  it('refuses a body token of any length that is not a live token of its kind as unknown, not as too long', async () => {
+    const routes = testApp.app.routeTable.filter((route) => route.config?.access && route.method !== 'HEAD' && bodyProperties(route).some((name) => name.endsWith('token')));
+    assert.ok(routes.length >= 5, `${routes.length} routes take a token: ${routes.map((route) => `${route.method} ${route.url}`).join(', ')}`);
+    const longest = 'x'.repeat(10_000);
+    for (const route of routes) {
+      for (const name of bodyProperties(route).filter((property) => property.endsWith('token'))) {
+        const request = requestFor(route, route.config!.access!.public || route.config!.access!.tokenOptional ? {} : admin.auth);
+        const reply = await testApp.app.inject({ ...request, payload: { ...(request.payload as object), [name]: longest } });
+        const what = `${route.method} ${route.url} with a ${name} of 10,000 characters`;
+        assert.ok(reply.statusCode < 500, `${what}: ${reply.statusCode}`);
+        if (reply.statusCode === 400) {
+          const problem = reply.json() as { code: string; errors?: { path?: string }[] };
+          assert.ok(!(problem.code === 'validation_failed' && problem.errors?.some((error) => error.path === `/${name}`)), `${what}: a schema error ${reply.body}`);
+        }
+      }
+    }
+  });
+});
