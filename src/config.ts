@@ -40,6 +40,8 @@ export const EnvironmentSchema = Type.Object({
   DELETED_USER_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36500, default: 30 }),
   SESSION_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 90 }),
   IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1073741824, default: 52428800 }),
+  IMPORT_MAX_ACTIVE: Type.Integer({ minimum: 1, maximum: 1000, default: 4 }),
+  IMPORT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 30 }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ minLength: 3, default: 'no-reply@localhost' }),
   PASSWORD_RESET_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
@@ -100,6 +102,10 @@ export interface Config {
   sessionRetentionDays: number;
   /** The largest import upload, in bytes. */
   importMaxBytes: number;
+  /** Imports pending or running at a time, across every instance; another upload gets 429. */
+  importMaxActive: number;
+  /** Finished imports and their failed rows are purged this many days after they finish. */
+  importRetentionDays: number;
   smtpUrl: string | undefined;
   mailFrom: string;
   /** Link templates with `{token}`. */
@@ -197,6 +203,8 @@ export function buildConfig(environment: Environment): Config {
     deletedUserRetentionDays: environment.DELETED_USER_RETENTION_DAYS,
     sessionRetentionDays: environment.SESSION_RETENTION_DAYS,
     importMaxBytes: environment.IMPORT_MAX_BYTES,
+    importMaxActive: environment.IMPORT_MAX_ACTIVE,
+    importRetentionDays: environment.IMPORT_RETENTION_DAYS,
     smtpUrl: environment.SMTP_URL,
     mailFrom: environment.MAIL_FROM,
     passwordResetUrl: environment.PASSWORD_RESET_URL ?? `${publicUrl}/admin/#/reset-password?token={token}`,

@@ -5,10 +5,20 @@ import { everyRow } from '../db/list-queries.js';
 import type { Database, ImportFormat, VariantRow } from '../db/tables.js';
 import { AppError } from '../http/errors.js';
 import { attributeKeysOf, variantsOldestFirstPage, type VariantFilter } from '../variants/variant-repository.js';
+import { spreadsheetSafe, withoutFormulaQuote } from './cell-text.js';
 import { ATTRIBUTE_PREFIX, KNOWN_COLUMNS } from './import-files.js';
 import { deleteUpload, importErrorColumns, importErrorsAfter, insertUploadPiece, newUploadId, UPLOAD_PIECE_BYTES } from './import-repository.js';
 
 const EXPORT_COLUMNS = ['id', 'sku', 'product_id', 'name', 'price', 'stock'] as const;
+/**
+ * The failed rows an error report reads a statement: a row may be 64 KiB, so a page is at most
+ * about 2 MiB, and a download holds a page or two whatever the report's size (twelve downloads
+ * of a 39 MiB report once held it whole, each, 1.4 GB in all).
+ */
+const REPORT_PAGE_ROWS = 32;
+
+/** CSV lines of `rows`, each cell as a spreadsheet may open it safely (cell-text.ts). */
+const csvLines = (rows: unknown[][]) => stringify(rows.map((row) => row.map(spreadsheetSafe)));
 
 /**
  * Stores an upload as it arrives, a piece of about a megabyte at a time, and fingerprints it
@@ -80,17 +90,19 @@ export async function* exportVariants(db: Kysely<Database>, filter: VariantFilte
   for await (const variant of rows) {
     page.push([...EXPORT_COLUMNS.map((column) => variant[column]), ...keys.map((key) => variant.attributes[key] ?? '')]);
     if (page.length >= 1000) {
-      yield stringify(page);
+      yield csvLines(page);
       page = [];
     }
   }
-  if (page.length > 0) yield stringify(page);
+  if (page.length > 0) yield csvLines(page);
 }
 
 /**
  * The failed rows of an import in the file's own format, each with its `line` and `error` first:
  * CSV with the file's columns, or JSON lines with the row's object (or its text, when it was not
- * JSON). The importer ignores `line` and `error`, so the fixed file uploads as it is.
+ * JSON). The importer ignores `line` and `error`, so the fixed file uploads as it is. Read a
+ * keyset page of REPORT_PAGE_ROWS at a time, each page yielded before the next is read, so the
+ * reader's pace (backpressure) decides how much is read.
  */
 export async function* errorReport(db: Kysely<Database>, importId: string, format: ImportFormat): AsyncGenerator<string> {
   let columns: string[] = [];
@@ -103,11 +115,13 @@ export async function* errorReport(db: Kysely<Database>, importId: string, forma
   }
   let afterLine = 0;
   for (;;) {
-    const page = await importErrorsAfter(db, importId, afterLine, 1000);
+    const page = await importErrorsAfter(db, importId, afterLine, REPORT_PAGE_ROWS);
     if (page.length === 0) return;
     afterLine = page[page.length - 1]!.line;
     if (format === 'csv') {
-      yield stringify(page.map((row) => [row.line, row.error, ...columns.map((column) => (row.fields as Record<string, string>)[column] ?? '')]));
+      // A cell is written as the import read it (a `'` it took off is not doubled), then made safe again.
+      const cellOf = (row: (typeof page)[number], column: string) => withoutFormulaQuote(String((row.fields as Record<string, unknown>)[column] ?? ''));
+      yield csvLines(page.map((row) => [row.line, row.error, ...columns.map((column) => cellOf(row, column))]));
     } else {
       yield page
         .map((row) => JSON.stringify(row.fields !== null && typeof row.fields === 'object' && !Array.isArray(row.fields) ? { ...row.fields, line: row.line, error: row.error } : { line: row.line, error: row.error, text: row.fields }))

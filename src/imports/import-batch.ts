@@ -30,6 +30,14 @@ type Plan = { kind: 'create'; id: string; next: VariantState } | { kind: 'update
 
 const failed = (message: string): RowOutcome => ({ failed: message });
 
+/**
+ * PostgreSQL's data exceptions (SQLSTATE class 22: a character or a number it cannot store). The
+ * rows are checked before they are written, so none should come; if one does, it fails its row
+ * with a message of our own, never the import and never with the database's words.
+ */
+const isDataException = (error: unknown) => /^22/.test(String((error as { code?: unknown } | undefined)?.code ?? ''));
+const UNSTORABLE = 'a value of this row cannot be stored';
+
 /** The message of a refusal, as a row's error: `code: detail` or the first field problem. */
 function messageOf(error: AppError): string {
   const problem = error.errors?.[0];
@@ -118,9 +126,9 @@ async function applyAlone(trx: Transaction<Database>, plan: Plan, settings: Batc
     return outcome;
   } catch (error) {
     const refusal = translateConflict(error);
-    if (!(refusal instanceof AppError)) throw error;
+    if (!(refusal instanceof AppError) && !isDataException(error)) throw error;
     await sql`rollback to savepoint import_row`.execute(trx);
-    return failed(messageOf(refusal));
+    return failed(refusal instanceof AppError ? messageOf(refusal) : UNSTORABLE);
   }
 }
 
@@ -129,8 +137,8 @@ async function applyAlone(trx: Transaction<Database>, plan: Plan, settings: Batc
  * each: the stored variants they match are locked and read in one statement, every row is
  * worked out and checked against them and the batch, then the creations are written together
  * (createManyImported) and the updates one by one. When a write meets a conflict the checks could
- * not foresee (another writer's SKU), the batch is undone to its savepoint and each row is
- * applied alone, so only the rows in conflict fail.
+ * not foresee (another writer's SKU, a value the database refuses), the batch is undone to its
+ * savepoint and each row is applied alone, so only the rows at fault fail.
  */
 export async function applyBatch(trx: Transaction<Database>, rows: ReadRow[], settings: BatchSettings): Promise<RowOutcome[]> {
   const requests = rows.map((row) => ('request' in row ? row.request : undefined));
@@ -155,7 +163,7 @@ export async function applyBatch(trx: Transaction<Database>, rows: ReadRow[], se
     await sql`release savepoint import_batch`.execute(trx);
     return plans.map((plan) => (isPlan(plan) ? (plan.kind === 'create' ? 'created' : 'updated') : plan));
   } catch (error) {
-    if (!(translateConflict(error) instanceof AppError)) throw error;
+    if (!(translateConflict(error) instanceof AppError) && !isDataException(error)) throw error;
     await sql`rollback to savepoint import_batch`.execute(trx);
   }
   const outcomes: RowOutcome[] = [];

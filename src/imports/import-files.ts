@@ -1,7 +1,8 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import type { ImportFormat } from '../db/tables.js';
+import { MAX_ATTRIBUTE_KEYS } from '../variants/variant-schemas.js';
 
 /** A row of an import file: where it starts, and its cells (CSV, by column) or its JSON value. */
 export interface FileRow {
@@ -27,13 +28,29 @@ export const ATTRIBUTE_PREFIX = 'attributes.';
 /** The columns an error report adds; an upload of a fixed report ignores them. */
 export const REPORT_COLUMNS = ['line', 'error'] as const;
 
+/** The most columns a CSV header may have (its `attributes.` columns are at most MAX_ATTRIBUTE_KEYS, a variant's keys). */
+const MAX_COLUMNS = 200;
+/** The most bytes a row may take (a CSV record, a JSON line); a longer one fails, unread. */
+const MAX_ROW_BYTES = 64 * 1024;
+const OVERSIZED = `is over ${MAX_ROW_BYTES / 1024} KiB`;
+
+/**
+ * Refuses a header before anything is built from it: its columns are counted first, as every
+ * row is later made into an object of that many cells (400,000 columns held the event loop for
+ * each row, and the instance died).
+ */
 function checkHeader(header: string[]): void {
+  if (header.length > MAX_COLUMNS) throw new FileProblem(1, `the header has ${header.length} columns: at most ${MAX_COLUMNS}`);
+  const attributeColumns = header.filter((column) => column.startsWith(ATTRIBUTE_PREFIX)).length;
+  if (attributeColumns > MAX_ATTRIBUTE_KEYS) {
+    throw new FileProblem(1, `the header has ${attributeColumns} attributes.<key> columns: a variant holds at most ${MAX_ATTRIBUTE_KEYS} attribute keys`);
+  }
   const seen = new Set<string>();
   for (const column of header) {
     const known = (KNOWN_COLUMNS as readonly string[]).includes(column) || (REPORT_COLUMNS as readonly string[]).includes(column);
     const key = column.startsWith(ATTRIBUTE_PREFIX) ? column.slice(ATTRIBUTE_PREFIX.length) : undefined;
     if (!known && (key === undefined || key.length < 1 || key.length > 50)) {
-      throw new FileProblem(1, `unknown column "${column}": the columns are ${KNOWN_COLUMNS.join(', ')} and attributes.<key> (a key of 1 to 50 characters)`);
+      throw new FileProblem(1, `unknown column "${shortened(column)}": the columns are ${KNOWN_COLUMNS.join(', ')} and attributes.<key> (a key of 1 to 50 characters)`);
     }
     if (seen.has(column)) throw new FileProblem(1, `the column "${column}" appears twice`);
     seen.add(column);
@@ -41,14 +58,30 @@ function checkHeader(header: string[]): void {
   if (!seen.has('sku')) throw new FileProblem(1, 'the header has no "sku" column');
 }
 
+/** A file's text quoted in a message, cut short: a message names the problem, it does not copy the file. */
+const shortened = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
+
+/** What is wrong with a file the CSV parser stopped at, in the words of RFC 4180, not the parser's. */
+function csvProblemOf(error: CsvError): string {
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED') return 'not valid CSV: a quoted field is not closed before the end of the file';
+  if (error.code === 'INVALID_OPENING_QUOTE') return 'not valid CSV: a quote may only open a field (write the field in quotes, with each quote inside doubled)';
+  if (error.code === 'CSV_INVALID_CLOSING_QUOTE' || error.code === 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE') {
+    return 'not valid CSV: a quoted field must end at a comma or a line break (a quote inside it is written twice)';
+  }
+  return 'not valid CSV (RFC 4180)';
+}
+
 /**
  * The rows of a CSV file (RFC 4180: quoted fields with commas, quotes and newlines; a UTF-8 BOM
  * ignored; CRLF or LF), read as the pieces arrive. Line 1 is the header; each row carries the
- * line it starts on; blank lines are skipped.
+ * line it starts on; blank lines are skipped. A failed read of the pieces (the database went
+ * away) ends the rows with that error, not as a file problem: the run fails and is tried again.
  */
 export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<FileRow> {
   // One slice read ahead at most: slices read ahead are parsed without a turn of the event loop.
-  const parser = Readable.from(pieces, { highWaterMark: 1 }).pipe(parse({ bom: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'] }));
+  // pipeline, not pipe: a failed read must reach the parser (pipe left it an uncaught error).
+  const parser = parse({ bom: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'] });
+  pipeline(Readable.from(pieces, { highWaterMark: 1 }), parser, () => undefined);
   let header: string[] | undefined;
   let line = 1;
   try {
@@ -62,6 +95,10 @@ export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerato
         continue;
       }
       if (record.length === 1 && record[0] === '') continue;
+      if (Buffer.byteLength(raw) > MAX_ROW_BYTES) {
+        yield { line: start, source: {}, unreadable: OVERSIZED };
+        continue;
+      }
       if (record.length !== header.length) {
         yield { line: start, source: Object.fromEntries(header.map((column, index) => [column, record[index] ?? ''])), unreadable: `has ${record.length} fields where the header has ${header.length}` };
         continue;
@@ -70,20 +107,44 @@ export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerato
     }
   } catch (error) {
     if (error instanceof FileProblem) throw error;
-    const at = (error as { lines?: number }).lines ?? line;
-    throw new FileProblem(at, `not valid CSV: ${(error as Error).message}`);
+    if (!(error instanceof CsvError)) throw error;
+    throw new FileProblem((error as { lines?: number }).lines ?? line, csvProblemOf(error));
+  } finally {
+    parser.destroy();
   }
   if (!header) throw new FileProblem(1, 'the file is empty: a CSV import starts with a header line');
 }
 
-/** The rows of a JSON lines file, one JSON object per line; blank lines are skipped. */
+/** How deep a JSON line may nest: a row is an object of strings; its value is walked and stored by recursion, which must not run out of stack. */
+const MAX_JSON_NESTING = 16;
+
+/** The deepest nesting of arrays and objects in a JSON text, read without parsing it (brackets inside strings do not count). */
+function nestingOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') deepest = Math.max(deepest, ++depth);
+    else if (char === '}' || char === ']') depth--;
+  }
+  return deepest;
+}
+
+/** The rows of a JSON lines file, one JSON object per line; blank lines are skipped; a line over MAX_ROW_BYTES fails, unparsed. */
 export async function* jsonLines(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<FileRow> {
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let line = 0;
-  const rowOf = (text: string): FileRow | undefined => {
+  const rowOf = (text: string | undefined): FileRow | undefined => {
     line += 1;
+    if (text === undefined) return { line, source: '', unreadable: OVERSIZED };
     const trimmed = text.replace(/\r$/, '').replace(/^\uFEFF/, '');
     if (trimmed.trim() === '') return undefined;
+    if (nestingOf(trimmed) > MAX_JSON_NESTING) return { line, source: trimmed, unreadable: `nests arrays or objects more than ${MAX_JSON_NESTING} deep` };
     try {
       return { line, source: JSON.parse(trimmed) as unknown };
     } catch {
@@ -91,23 +152,35 @@ export async function* jsonLines(pieces: AsyncIterable<Uint8Array>): AsyncGenera
     }
   };
   // The text of the line not yet ended, in parts: only the new text is searched for a newline,
-  // so a very long line costs its length once, not once a slice.
+  // so a very long line costs its length once, not once a slice. Past MAX_ROW_BYTES the parts
+  // are dropped (the line fails whole), so a line as long as the file is never held.
   let parts: string[] = [];
+  let bytes = 0;
+  const add = (part: string) => {
+    bytes += Buffer.byteLength(part);
+    if (bytes <= MAX_ROW_BYTES) parts.push(part);
+    else parts = [];
+  };
+  const take = () => {
+    const text = bytes <= MAX_ROW_BYTES ? parts.join('') : undefined;
+    parts = [];
+    bytes = 0;
+    return text;
+  };
   for await (const piece of pieces) {
     const text = decoder.decode(piece, { stream: true });
     let start = 0;
     for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', start)) {
-      parts.push(text.slice(start, newline));
-      const row = rowOf(parts.join(''));
-      parts = [];
+      add(text.slice(start, newline));
+      const row = rowOf(take());
       start = newline + 1;
       if (row) yield row;
     }
-    if (start < text.length) parts.push(text.slice(start));
+    if (start < text.length) add(text.slice(start));
   }
-  const rest = parts.join('') + decoder.decode();
-  if (rest !== '') {
-    const row = rowOf(rest);
+  add(decoder.decode());
+  if (bytes > 0) {
+    const row = rowOf(take());
     if (row) yield row;
   }
 }

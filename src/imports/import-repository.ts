@@ -27,6 +27,42 @@ export function countImports(db: Kysely<Database>): Promise<number> {
   return countRows(db.selectFrom('variant_imports'));
 }
 
+/** The advisory lock key of the admission of imports (any fixed number no other lock uses). */
+const IMPORT_ADMISSION_LOCK = 720_431_151;
+
+/**
+ * Waits for the turn to admit an import, until the caller's transaction ends: two uploads that
+ * count the active imports at once, on two instances, could otherwise both take the last place.
+ * Transaction-level (pg_advisory_xact_lock), so it holds behind a pooler in transaction mode.
+ */
+export async function lockImportAdmission(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${IMPORT_ADMISSION_LOCK})`.execute(trx);
+}
+
+/** Imports pending or running, on any instance. */
+export function countActiveImports(db: Kysely<Database>): Promise<number> {
+  return countRows(db.selectFrom('variant_imports').where('status', 'in', ['pending', 'running']));
+}
+
+/** Finished imports the purge takes a statement: each may hold 10,000 failed rows, deleted with it. */
+const PURGE_BATCH = 10;
+
+/** Deletes the imports that finished before `cutoff`, with their failed rows (on delete cascade); how many went. */
+export async function purgeImportsFinishedBefore(db: Kysely<Database>, cutoff: Date): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const result = await sql<{ id: string }>`
+      delete from variant_imports
+      where id in (
+        select id from variant_imports
+        where finished_at < ${cutoff} and status not in ('pending', 'running')
+        limit ${PURGE_BATCH} for update skip locked)
+      returning id`.execute(db);
+    purged += result.rows.length;
+    if (result.rows.length < PURGE_BATCH) return purged;
+  }
+}
+
 /** Stops an import that has not finished; undefined when it has (or never was). */
 export function cancelImport(trx: Transaction<Database>, id: string): Promise<VariantImportRow | undefined> {
   return trx
@@ -70,7 +106,6 @@ export async function writeUnderClaim(db: Kysely<Database>, claim: ImportClaim, 
   return written !== undefined;
 }
 
-/** The failed rows, a thousand a statement (PostgreSQL takes at most 65,535 parameters a statement). */
 /** An import the queue failed for good gets its finishing time and the reason; undefined when it is not failed. */
 export function markAbandoned(trx: Transaction<Database>, id: string, firstErrors: { line: number; message: string }[]): Promise<VariantImportRow | undefined> {
   return trx
@@ -82,11 +117,19 @@ export function markAbandoned(trx: Transaction<Database>, id: string, firstError
     .executeTakeFirst();
 }
 
-export async function insertImportErrors(db: Kysely<Database>, importId: string, errors: { line: number; error: string; fields: unknown }[]): Promise<void> {
-  for (let start = 0; start < errors.length; start += 1000) {
+/** A failed row for the error report; `fields` undefined: not read yet (import-service.ts, storeFailedRows). */
+export interface FailedRow {
+  line: number;
+  error: string;
+  fields: unknown;
+}
+
+/** The failed rows, a hundred a statement: a row may be 64 KiB, and a statement stays a few MiB. */
+export async function insertImportErrors(db: Kysely<Database>, importId: string, errors: FailedRow[]): Promise<void> {
+  for (let start = 0; start < errors.length; start += 100) {
     await db
       .insertInto('variant_import_errors')
-      .values(errors.slice(start, start + 1000).map((error) => ({ import_id: importId, line: error.line, error: error.error, fields: JSON.stringify(error.fields) })))
+      .values(errors.slice(start, start + 100).map((error) => ({ import_id: importId, line: error.line, error: error.error, fields: JSON.stringify(error.fields) })))
       .onConflict((conflict) => conflict.columns(['import_id', 'line']).doNothing())
       .execute();
   }

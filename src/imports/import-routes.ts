@@ -11,7 +11,7 @@ import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { buildValidatorCompiler } from '../http/validation.js';
 import { ANY_ROLE, STAFF } from '../sessions/access-rule.js';
 import { catalogueFileReply, errorReport, exportVariants, storeUpload } from './catalogue-files.js';
-import { cancelImport, countImports, deleteUpload, importById, importsPage, insertImport } from './import-repository.js';
+import { cancelImport, countActiveImports, countImports, deleteUpload, importById, importsPage, insertImport, lockImportAdmission } from './import-repository.js';
 import { toImportResponse } from './import-response.js';
 import { CSV_TYPE, ExportQuery, ImportQuery, JSONL_TYPE } from './import-schemas.js';
 import { recordCancellation } from './import-service.js';
@@ -20,9 +20,24 @@ const validatorCompiler = buildValidatorCompiler();
 const IMPORTERS = { roles: STAFF, scope: 'variants:write' } as const;
 const ImportReply = Type.Ref('VariantImport');
 const UPLOAD_TYPES: Record<string, 'csv' | 'jsonl'> = { 'text/csv': 'csv', 'application/x-ndjson': 'jsonl' };
+/** The wait a 429 suggests: an import of a few thousand rows ends within it. */
+const BUSY_RETRY_SECONDS = 30;
+
+/**
+ * IMPORT_MAX_ACTIVE imports are pending or running, found in the upload's transaction. Not an
+ * AppError: the idempotency wrapper would keep a 429 as the key's reply for good; this way the
+ * key is released, and the same key may be sent again once there is room.
+ */
+class ImportsBusy extends Error {}
+
+const importsBusy = (maxActive: number) =>
+  new AppError('rate_limited', `${maxActive} imports are pending or running (IMPORT_MAX_ACTIVE); retry once one has finished.`, undefined, { 'retry-after': String(BUSY_RETRY_SECONDS) });
+
+/** A file streamed as the reply, a chunk read ahead at most: the reader's pace decides how much is read (backpressure). */
+const streamed = (chunks: AsyncIterable<string>) => Readable.from(chunks, { highWaterMark: 1 });
 
 /** Catalogue files (API.md section 14): imports of variants, their error reports, and exports. */
-export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: () => void }> = async (app, options) => {
+export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActive: number; wake: () => void }> = async (app, options) => {
   // The upload is read by the route itself, as it arrives (storeUpload), never whole.
   app.addContentTypeParser(Object.keys(UPLOAD_TYPES), (_request, payload, done) => done(null, payload));
 
@@ -46,7 +61,13 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
           'same file and options replay the first reply). `skip_failed` stores the file in batches of 500 rows, each in a ' +
           'transaction of its own; `reject_all` (all or nothing) and every dry run go through the file in one transaction, ' +
           'which holds the variants it touches until it ends: on the embedded database (one connection) other requests wait ' +
-          'for it, so run large all-or-nothing imports on PostgreSQL.',
+          'for it, so run large all-or-nothing imports on PostgreSQL. A CSV header of more than 200 columns, or of more than 20 ' +
+          '`attributes.` columns, fails the import at once (line 1); a row over 64 KiB fails that row. At most ' +
+          '`IMPORT_MAX_ACTIVE` imports (default 4) are pending or running at a time, on all instances together: another upload ' +
+          'is 429 `rate_limited` with `Retry-After` (30 s), checked before the file is read and again, under a lock, when the ' +
+          'import is stored; an `Idempotency-Key` refused so may be sent again. A cell written with a leading `\'` before `=`, ' +
+          '`+`, `-`, `@`, a tab or a carriage return (as exports write them) loses that `\'`. A finished import, its failed ' +
+          'rows with it, is purged `IMPORT_RETENTION_DAYS` (default 30) after it ends.',
         querystring: ImportQuery,
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
         consumes: ['text/csv', 'application/x-ndjson'],
@@ -65,15 +86,22 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
       // The caller is checked before a byte is stored.
       await access.admit();
       const { mode = 'upsert', on_error = 'reject_all', dry_run = false } = request.query;
+      // Refused before a byte is stored when there is clearly no room (the count that decides is the one under the lock
+      // below); not with an Idempotency-Key, whose repeat of an accepted upload gets its 202 again whatever runs now.
+      const keyed = request.headers['idempotency-key'] !== undefined;
+      if (!keyed && (await countActiveImports(access.db)) >= options.maxActive) throw importsBusy(options.maxActive);
       const upload = await storeUpload(access.db, request.body as unknown as Readable, options.maxBytes);
-      let taken = false;
+      let inserted = false;
+      let accepted = false;
       try {
         await replyOnce(
           access,
           request,
           reply,
           async (trx) => {
-            taken = true;
+            await lockImportAdmission(trx);
+            if ((await countActiveImports(trx)) >= options.maxActive) throw new ImportsBusy();
+            inserted = true;
             const row = await insertImport(trx, {
               id: randomUUID(),
               upload_id: upload.uploadId,
@@ -88,12 +116,15 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
             return { status: 202, headers: { location: `/api/variants/imports/${row.id}` }, body: toImportResponse(row) };
           },
           { upload_sha256: upload.sha256, format, mode, on_error, dry_run },
-        );
+        ).catch((error: unknown) => {
+          throw error instanceof ImportsBusy ? importsBusy(options.maxActive) : error;
+        });
+        accepted = inserted && reply.statusCode === 202;
       } finally {
         // A replayed key, or a refusal, leaves the stored upload to no import.
-        if (!taken || reply.statusCode >= 400) await deleteUpload(access.db, upload.uploadId);
+        if (!accepted) await deleteUpload(access.db, upload.uploadId);
       }
-      if (taken && reply.statusCode === 202) options.wake();
+      if (accepted) options.wake();
       return reply;
     },
   );
@@ -148,7 +179,10 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
         description:
           'CSV (`text/csv; charset=utf-8`) or JSON lines (`application/x-ndjson`), as the upload was: each refused row with its ' +
           '`line` and `error` first, then its cells as the file had them. Fix the rows and upload the report again: `line` and ' +
-          '`error` are ignored.',
+          '`error` are ignored. An import keeps its first 10,000 refused rows for the report (`failed` counts them all); a row ' +
+          'over 64 KiB is listed without its cells, and a NUL character or a lone surrogate is written as U+FFFD. In CSV, a cell ' +
+          'that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `\'` (the import takes it ' +
+          'off again). Streamed a few rows at a time, at the reader\'s pace.',
         params: IdParams,
         response: { 200: catalogueFileReply('The refused rows.'), ...problemResponses(400, 401, 403, 404) },
       },
@@ -157,7 +191,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
       const [row] = await request.access.read(importById, request.params.id.toLowerCase());
       if (!row) throw notFound('import');
       reply.type(row.format === 'csv' ? CSV_TYPE : JSONL_TYPE).header('content-disposition', `attachment; filename="import-${row.id}-errors.${row.format === 'csv' ? 'csv' : 'jsonl'}"`);
-      return reply.send(Readable.from(errorReport(request.access.db, row.id, row.format)));
+      return reply.send(streamed(errorReport(request.access.db, row.id, row.format)));
     },
   );
 
@@ -202,7 +236,9 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
         description:
           'Streamed, `Content-Disposition: attachment`. The filters of GET /api/variants. The columns are the import\'s (`id, sku, ' +
           'product_id, name, price, stock`, then one `attributes.<key>` column per key any exported variant has, sorted), so the ' +
-          'file imports back with every row unchanged.',
+          'file imports back with every row unchanged. In CSV, a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage ' +
+          'return (or with `\'`s before one of them) is written with a leading `\'`, so a spreadsheet shows it rather than runs ' +
+          'it; the import takes that `\'` off.',
         querystring: ExportQuery,
         response: { 200: catalogueFileReply('The variants.'), ...problemResponses(400, 401, 403) },
       },
@@ -211,7 +247,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; wake: (
       const { format = 'csv', q, product_id, in_stock } = request.query;
       await request.access.admit();
       reply.type(format === 'csv' ? CSV_TYPE : JSONL_TYPE).header('content-disposition', `attachment; filename="variants.${format}"`);
-      return reply.send(Readable.from(exportVariants(request.access.db, { q, product_id, in_stock }, format)));
+      return reply.send(streamed(exportVariants(request.access.db, { q, product_id, in_stock }, format)));
     },
   );
 };

@@ -1,3 +1,4 @@
+import { textProblem, withoutFormulaQuote } from './cell-text.js';
 import { ATTRIBUTE_PREFIX, REPORT_COLUMNS, type FileRow } from './import-files.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -28,8 +29,18 @@ function integerOf(value: unknown, field: string): number | string {
   return `${field} must be a whole number`;
 }
 
-/** A CSV row: an empty cell leaves its field as it is, except an empty attributes.<key>, which removes the key. */
-function fromCells(cells: Record<string, string>): RowRequest | string {
+/**
+ * A CSV row: an empty cell leaves its field as it is, except an empty attributes.<key>, which
+ * removes the key. A cell written with a leading `'` so that a spreadsheet does not run it
+ * (cell-text.ts) loses that `'` first.
+ */
+function fromCells(raw: Record<string, string>): RowRequest | string {
+  const cells: Record<string, string> = {};
+  for (const [column, cell] of Object.entries(raw)) {
+    const problem = (REPORT_COLUMNS as readonly string[]).includes(column) ? undefined : textProblem(cell);
+    if (problem) return `${column} ${problem}`;
+    cells[column] = withoutFormulaQuote(cell);
+  }
   const request: RowRequest = { sku: (cells.sku ?? '').trim(), attributes: {} };
   for (const [column, cell] of Object.entries(cells)) {
     if (column.startsWith(ATTRIBUTE_PREFIX)) {
@@ -48,12 +59,30 @@ function fromCells(cells: Record<string, string>): RowRequest | string {
   return request;
 }
 
+/** The first string of a JSON value (a key included) the database could not store, as `<path> <rule>`. */
+function jsonTextProblem(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem && `${path || 'the row'} ${problem}`;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = textProblem(key);
+    if (keyProblem) return `a key of ${path || 'the row'} ${keyProblem}`;
+    const problem = jsonTextProblem(item, path ? `${path}.${key}` : key);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 /** A JSON line: a key left out leaves its field; in `attributes`, null removes a key; `stock: null` is 0, as in a PATCH. */
 function fromJson(value: unknown): RowRequest | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be a JSON object';
   const object = value as Record<string, unknown>;
+  const problem = jsonTextProblem(object, '');
+  if (problem) return problem;
   const unknown = Object.keys(object).find((key) => !JSON_KEYS.has(key));
-  if (unknown !== undefined) return `unknown key "${unknown}"`;
+  if (unknown !== undefined) return `unknown key "${unknown.length > 60 ? `${unknown.slice(0, 60)}…` : unknown}"`;
   if (typeof object.sku !== 'string') return 'sku must be a string';
   const request: RowRequest = { sku: object.sku.trim(), attributes: {} };
   for (const field of ['id', 'product_id', 'name'] as const) {

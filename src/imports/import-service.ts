@@ -3,9 +3,20 @@ import type { Database, ImportStatus, VariantImportRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import type { Attempt } from '../jobs/work-queue.js';
+import { storableText, storableValue } from './cell-text.js';
 import { applyBatch, type RowOutcome } from './import-batch.js';
 import { FileProblem, rowsOf } from './import-files.js';
-import { deleteImportErrors, deleteUpload, insertImportErrors, markAbandoned, uploadPieces, writeUnderClaim, type ImportClaim, type ImportProgress } from './import-repository.js';
+import {
+  deleteImportErrors,
+  deleteUpload,
+  insertImportErrors,
+  markAbandoned,
+  uploadPieces,
+  writeUnderClaim,
+  type FailedRow,
+  type ImportClaim,
+  type ImportProgress,
+} from './import-repository.js';
 import { readRow, type ReadRow } from './import-rows.js';
 
 /**
@@ -16,6 +27,17 @@ import { readRow, type ReadRow } from './import-rows.js';
  */
 const BATCH_ROWS = 500;
 const FIRST_ERRORS = 10;
+/**
+ * The failed rows an import keeps for its error report: the first ones, in file order; `failed`
+ * counts them all. A 48 MiB file of bad rows left 1.17 million of them, and an all-or-nothing
+ * run held every one in memory until its end (586 MB).
+ */
+export const KEPT_FAILED_ROWS = 10_000;
+/** The longest message kept: a message may quote the file (a key, a column), and names the problem, not the file. */
+const MESSAGE_CHARACTERS = 300;
+
+/** A row's message as it is stored (first_errors, the error report): short, and text the database takes. */
+const storedMessage = (message: string) => storableText(message.length > MESSAGE_CHARACTERS ? `${message.slice(0, MESSAGE_CHARACTERS - 1)}…` : message);
 
 export interface ImportRunner {
   db: Kysely<Database>;
@@ -32,7 +54,11 @@ class KeepNothing extends Error {
   }
 }
 
-/** What a run has found so far: the counts, the first errors, and the failed rows not yet stored. */
+/**
+ * What a run has found so far: the counts, the first errors, and the failed rows to keep, not yet
+ * stored. A run whose transaction holds its rows to the end (all or nothing) keeps no row's
+ * cells, only its line and message: they are read again from the upload when the run ends.
+ */
 class Tally {
   rows_processed = 0;
   created = 0;
@@ -40,16 +66,18 @@ class Tally {
   unchanged = 0;
   failed = 0;
   first_errors: { line: number; message: string }[] = [];
-  pendingErrors: { line: number; error: string; fields: unknown }[] = [];
+  pendingErrors: FailedRow[] = [];
+
+  constructor(private readonly keepCells: boolean) {}
 
   copy(): Tally {
-    const copy = new Tally();
+    const copy = new Tally(this.keepCells);
     Object.assign(copy, this.progress(), { first_errors: [...this.first_errors], pendingErrors: [...this.pendingErrors] });
     return copy;
   }
 
   static resumedFrom(row: VariantImportRow): Tally {
-    const tally = new Tally();
+    const tally = new Tally(true);
     Object.assign(tally, { rows_processed: row.rows_processed, created: row.created, updated: row.updated, unchanged: row.unchanged, failed: row.failed, first_errors: row.first_errors });
     return tally;
   }
@@ -60,9 +88,13 @@ class Tally {
       this[outcome] += 1;
       return;
     }
+    // The first KEPT_FAILED_ROWS failures are kept, and `failed` counts the ones before this, so
+    // a resumed run keeps exactly the rows a run that never stopped would have.
+    const kept = this.failed < KEPT_FAILED_ROWS;
     this.failed += 1;
-    if (this.first_errors.length < FIRST_ERRORS) this.first_errors.push({ line: row.line, message: outcome.failed });
-    this.pendingErrors.push({ line: row.line, error: outcome.failed, fields: row.source });
+    const message = storedMessage(outcome.failed);
+    if (this.first_errors.length < FIRST_ERRORS) this.first_errors.push({ line: row.line, message });
+    if (kept) this.pendingErrors.push({ line: row.line, error: message, fields: this.keepCells ? storableValue(row.source) : undefined });
   }
 
   progress(): ImportProgress {
@@ -112,9 +144,30 @@ async function countRows(db: Kysely<Database>, row: VariantImportRow): Promise<n
 
 const contextOf = (row: VariantImportRow): EventContext => ({ actorId: row.created_by, actorType: row.actor_type, requestId: null });
 
+/**
+ * Stores failed rows for the error report. Those counted without their cells (an all-or-nothing
+ * run) take them from the upload, read once more, a page at a time.
+ */
+async function storeFailedRows(trx: Transaction<Database>, row: VariantImportRow, failures: FailedRow[]): Promise<void> {
+  await insertImportErrors(trx, row.id, failures.filter((failure) => failure.fields !== undefined));
+  const unread = new Map(failures.filter((failure) => failure.fields === undefined).map((failure) => [failure.line, failure.error]));
+  let page: FailedRow[] = [];
+  for await (const fileRow of unread.size > 0 ? rowsOf(row.format, uploadPieces(() => trx, row.upload_id)) : []) {
+    const error = unread.get(fileRow.line);
+    if (error === undefined) continue;
+    unread.delete(fileRow.line);
+    page.push({ line: fileRow.line, error, fields: storableValue(fileRow.source) });
+    if (page.length >= 100 || unread.size === 0) {
+      await insertImportErrors(trx, row.id, page);
+      page = [];
+    }
+    if (unread.size === 0) break;
+  }
+}
+
 /** The end of an import: its status and counts, its stored errors, `import.finished`; the upload goes. */
 async function finish(trx: Transaction<Database>, row: VariantImportRow, claim: ImportClaim, status: ImportStatus, tally: Tally, rowsTotal: number | null): Promise<void> {
-  await insertImportErrors(trx, row.id, tally.takeErrors());
+  await storeFailedRows(trx, row, tally.takeErrors());
   const written = await writeUnderClaim(trx, claim, { ...tally.progress(), status, finished_at: new Date() });
   if (!written) throw new NoLongerOurs();
   const { created, updated, unchanged, failed } = tally;
@@ -159,7 +212,7 @@ async function runAtOnce(runner: ImportRunner, row: VariantImportRow, claim: Imp
   let kept: Tally;
   try {
     await inTransaction(runner.db, async (trx) => {
-      const tally = new Tally();
+      const tally = new Tally(false);
       for await (const batch of batchesOf(readRows(() => trx, row), 0)) {
         if (signal.aborted) throw signal.reason;
         const outcomes = await applyBatch(trx, batch, settings);
@@ -202,8 +255,8 @@ export async function runImport(runner: ImportRunner, row: VariantImportRow, sig
       else await runAtOnce(runner, row, claim, rowsTotal, signal);
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
-      const tally = new Tally();
-      tally.first_errors.push({ line: error.line, message: error.message });
+      const tally = new Tally(false);
+      tally.first_errors.push({ line: error.line, message: storedMessage(error.message) });
       await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'failed', tally, rowsTotal));
     }
   } catch (error) {
@@ -213,9 +266,13 @@ export async function runImport(runner: ImportRunner, row: VariantImportRow, sig
   return { ok: true, columns: { status: now.status } };
 }
 
-/** A cancellation ends the import: `import.finished` with its counts as they stood. */
+/**
+ * A cancellation ends the import: `import.finished` with its counts as they stood, and its upload
+ * goes (a run still reading it finds the file at an end, and then the import no longer its own).
+ */
 export async function recordCancellation(trx: Transaction<Database>, row: VariantImportRow, context: EventContext): Promise<void> {
   await recordFinished(trx, row, context);
+  await deleteUpload(trx, row.upload_id);
 }
 
 /** `import.finished` for an import that ended with the status and counts its row holds. */
@@ -226,10 +283,13 @@ async function recordFinished(trx: Transaction<Database>, row: VariantImportRow,
 
 /**
  * An import the queue gave up on (its runs kept failing, or ran past the deadline) ends like any
- * other: its finishing time, an error that says why, `import.finished`; its upload goes.
+ * other: its finishing time, an error that says it could not be completed, `import.finished`; its
+ * upload goes. The reason stays in `last_error` for operators: it is a database's or a library's
+ * message, which no client is shown.
  */
-export async function finishAbandoned(trx: Transaction<Database>, row: VariantImportRow, reason: string): Promise<void> {
-  const firstErrors = [...row.first_errors, { line: 0, message: `the import could not be completed: ${reason}` }].slice(-10);
+export async function finishAbandoned(trx: Transaction<Database>, row: VariantImportRow): Promise<void> {
+  const message = `the import could not be completed: its runs failed ${row.attempts} ${row.attempts === 1 ? 'time' : 'times'}`;
+  const firstErrors = [...row.first_errors, { line: 0, message }].slice(-10);
   const ended = await markAbandoned(trx, row.id, firstErrors);
   if (!ended) return;
   await recordFinished(trx, ended, contextOf(ended));

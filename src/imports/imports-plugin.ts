@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
 import type { VariantImportRow } from '../db/tables.js';
-import { deleteAbandonedUploads } from './import-repository.js';
+import { deleteAbandonedUploads, purgeImportsFinishedBefore } from './import-repository.js';
 import { importRoutes } from './import-routes.js';
 import { ImportSchema } from './import-schemas.js';
 import { finishAbandoned, runImport } from './import-service.js';
 import { outsideAnyTrace } from '../tracing.js';
 
 const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 const MAX_ATTEMPTS = 5;
 
 /**
@@ -33,12 +34,15 @@ export const importsPlugin = fastifyPlugin(
       retryDelaySeconds: (row) => (row.attempts < MAX_ATTEMPTS ? 15 * row.attempts : undefined),
       attempt: (row, signal) => runImport(runner, row, signal),
       afterSettle: async (trx, row, attempt, status) => {
-        if (status === 'failed' && !attempt.ok) await finishAbandoned(trx, row, attempt.error);
+        if (status === 'failed' && !attempt.ok) await finishAbandoned(trx, row);
       },
     });
     app.jobs.add({ name: 'purge-import-uploads', everyMs: HOUR_MS, run: () => deleteAbandonedUploads(db) });
+    // Failed rows keep what a file held: IMPORT_RETENTION_DAYS after an import ends, it goes with them.
+    const { importRetentionDays, importMaxBytes, importMaxActive } = app.config;
+    app.jobs.add({ name: 'purge-finished-imports', everyMs: HOUR_MS, run: () => purgeImportsFinishedBefore(db, new Date(Date.now() - importRetentionDays * DAY_MS)) });
     app.addSchema(ImportSchema);
-    await app.register(importRoutes, { prefix: '/api/variants', maxBytes: app.config.importMaxBytes, wake: () => void outsideAnyTrace(() => queue.pass()).catch(() => undefined) });
+    await app.register(importRoutes, { prefix: '/api/variants', maxBytes: importMaxBytes, maxActive: importMaxActive, wake: () => void outsideAnyTrace(() => queue.pass()).catch(() => undefined) });
     app.reserveLiteralSegments(['/api/variants/imports', '/api/variants/export']);
   },
   { name: 'imports', dependencies: ['sessions', 'variants', 'events', 'http-frame', 'jobs', 'method-not-allowed'] },

@@ -17,8 +17,10 @@ const VariantName = TrimmedText(200, { description: 'The name shown to shoppers'
 const Price = Type.Integer({ minimum: 0, maximum: 1e12, description: 'Minor units (cents), 0 to 1e12.', examples: [2999] });
 const Stock = Type.Integer({ minimum: 0, maximum: 1e9, description: 'Units on hand, 0 to 1e9; 0 when left out.', examples: [12] });
 const AttributeKey = { minLength: 1, maxLength: 50 };
+/** The most attribute keys a variant holds (an import's CSV header is bounded by it too). */
+export const MAX_ATTRIBUTE_KEYS = 20;
 const Attributes = Type.Record(Type.String(), Type.String({ maxLength: 200 }), {
-  maxProperties: 20,
+  maxProperties: MAX_ATTRIBUTE_KEYS,
   propertyNames: AttributeKey,
   description: 'Up to 20 keys (1..50 characters) to strings (up to 200). Two variants of one product may not have equal attributes.',
   examples: [{ size: 'M', colour: 'navy' }],

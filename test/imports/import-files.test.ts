@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { rowsOf, type FileRow } from '../../src/imports/import-files.js';
+import { FileProblem, rowsOf, type FileRow } from '../../src/imports/import-files.js';
 
 async function* onePiece(text: string): AsyncGenerator<Uint8Array> {
   yield new TextEncoder().encode(text);
@@ -65,7 +65,8 @@ describe('import files: read a slice at a time', () => {
 
   it('reads JSON lines whose characters and CRLF fall across the end of a slice, and a line longer than many slices', async () => {
     const filler = (text: string) => `${JSON.stringify({ sku: 'FILL', name: text })}\r\n`;
-    const long = { sku: 'LONG', name: 'ü'.repeat(5 * SLICE_BYTES) };
+    // 48 KiB of two-byte characters: across four slices, and within a row's 64 KiB.
+    const long = { sku: 'LONG', name: 'ü'.repeat(1.5 * SLICE_BYTES) };
     const tail = `${JSON.stringify({ sku: '€-1', name: 'Füße' })}\r\n\r\n${JSON.stringify(long)}\n${JSON.stringify({ sku: 'LAST' })}`;
     for (const fillerEndsAt of [SLICE_BYTES - 1, SLICE_BYTES + 1]) {
       const rows = await allRows('jsonl', across('', filler, tail, fillerEndsAt));
@@ -98,5 +99,64 @@ describe('import files: read a slice at a time', () => {
     const slices = Math.floor(byteLength(text) / SLICE_BYTES);
     const turns = await turnsDuring(() => allRows('csv', text));
     assert.ok(turns >= slices / 2, `${turns} turns of the event loop while ${slices} slices were parsed`);
+  });
+});
+
+async function* failingAfter(text: string, error: Error): AsyncGenerator<Uint8Array> {
+  yield new TextEncoder().encode(text);
+  throw error;
+}
+
+/** API.md section 17, "Imports are bounded", and what issue 51 found reading files. */
+describe('import files: bounds', () => {
+  it('fails a CSV header of 400,000 attributes.<key> columns at line 1, before any row is built', async () => {
+    const header = ['sku', ...Array.from({ length: 400_000 }, (_, index) => `attributes.k${index}`)].join(',');
+    const row = `S-1${','.repeat(400_000)}`;
+    const text = `${header}\n${row}\n${row}\n${row}\n`;
+    assert.ok(byteLength(text) > 7 * 1024 * 1024, 'a 7 MiB file, as the report had');
+    const started = performance.now();
+    await assert.rejects(allRows('csv', text), (error: FileProblem) => {
+      assert.ok(error instanceof FileProblem);
+      assert.equal(error.line, 1);
+      assert.equal(error.message, 'the header has 400001 columns: at most 200');
+      return true;
+    });
+    assert.ok(performance.now() - started < 10_000, 'read at the pace of the file, not of 400,000 cells a row');
+  });
+
+  it('fails a header of more attributes.<key> columns than a variant holds keys (20), or of more than 200 columns, at line 1', async () => {
+    const attributes = (count: number) => Array.from({ length: count }, (_, index) => `attributes.k${index}`);
+    assert.equal((await allRows('csv', `sku,${attributes(20).join(',')}\nS-1${','.repeat(20)}\n`)).length, 1, '20 attribute columns are allowed');
+    await assert.rejects(allRows('csv', `sku,${attributes(21).join(',')}\nS-1\n`), { line: 1, message: 'the header has 21 attributes.<key> columns: a variant holds at most 20 attribute keys' });
+    const many = ['sku', ...Array.from({ length: 200 }, (_, index) => `column${index}`)].join(',');
+    await assert.rejects(allRows('csv', `${many}\nS-1\n`), { line: 1, message: 'the header has 201 columns: at most 200' });
+  });
+
+  it('fails a row over 64 KiB alone, unread, in CSV and in JSON lines; the rows after it are read', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    const csv = await allRows('csv', `sku,name\nS-1,small\nS-2,"${big}\nstill the name"\nS-3,small\n`);
+    assert.deepEqual(csv.map((row) => [row.line, row.unreadable]), [[2, undefined], [3, 'is over 64 KiB'], [5, undefined]]);
+    assert.deepEqual(csv[1]!.source, {}, 'its cells are not kept');
+    const jsonl = await allRows('jsonl', [JSON.stringify({ sku: 'J-1' }), JSON.stringify({ sku: 'J-2', name: big }), JSON.stringify({ sku: 'J-3' }), JSON.stringify({ sku: 'J-4', name: big })].join('\n'));
+    assert.deepEqual(jsonl.map((row) => [row.line, row.unreadable]), [[1, undefined], [2, 'is over 64 KiB'], [3, undefined], [4, 'is over 64 KiB']]);
+  });
+
+  it('fails a JSON line nested deeper than 16 levels alone, unparsed', async () => {
+    const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`; // within 64 KiB, deeper than a recursion's stack
+    const rows = await allRows('jsonl', `${deep}\n{"sku":"J-1","attributes":{"a":"[[[[[[[[[[[[[[[[[["}}\n`);
+    assert.deepEqual(rows.map((row) => [row.line, row.unreadable]), [[1, 'nests arrays or objects more than 16 deep'], [2, undefined]]);
+  });
+
+  it('ends the rows with the error of a failed read, not a file problem and not an uncaught error (stream.pipeline, not pipe)', { timeout: 10_000 }, async () => {
+    const lost = new Error('the database connection was lost');
+    const read = async () => {
+      for await (const _ of rowsOf('csv', failingAfter('sku,name\nS-1,a\nS-2,b\n', lost)));
+    };
+    await assert.rejects(read(), (error) => error === lost);
+  });
+
+  it('says what is wrong with broken CSV in its own words, not the parser\'s', async () => {
+    await assert.rejects(allRows('csv', 'sku,name\nS-1,"open\n'), { message: 'not valid CSV: a quoted field is not closed before the end of the file' });
+    await assert.rejects(allRows('csv', 'sku,name\nS-1,"a"b\n'), { line: 2, message: 'not valid CSV: a quoted field must end at a comma or a line break (a quote inside it is written twice)' });
   });
 });
