@@ -222,10 +222,13 @@ function gateLetsIn(gate: Gate) {
 
 /**
  * Whether the database lets the caller in under the gate now: the caller check as a condition a
- * write's statement puts on what it writes (a write in one statement, admission.ts).
+ * write's statement puts on what it writes (a write in one statement, admission.ts). With
+ * `budget`, an API client's request counted before the statement (its `count` in the window) is
+ * let in only within the client's limit (its `rate_limit`, else `defaultLimit`).
  */
-export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)})`;
+export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate, budget?: { count: number; defaultLimit: number }): RawBuilder<boolean> {
+  const withinBudget = budget ? sql<boolean>` and coalesce(caller.caller__rate_limit, ${budget.defaultLimit}::integer) >= ${budget.count}::integer` : sql<boolean>``;
+  return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)}${withinBudget})`;
 }
 
 /** The gate as the values a prepared read binds, in order. */
@@ -245,7 +248,7 @@ export interface CallerRead<Row, Values extends unknown[]> {
   name: string;
   /** Reads the data beside the caller: one row per data row, or the caller's row alone. */
   run(db: Kysely<Database>, key: CallerKey, gate: Gate, values: Values): Promise<(CallerColumns & Partial<Row> & { caller__row: unknown })[]>;
-  /** Reads the data alone, for a caller the instance knows (known-callers.ts). */
+  /** Reads the data alone, for a request whose caller an earlier statement of its own admitted. */
   alone(db: Kysely<Database>, values: Values): Promise<Row[]>;
   /** The statement as built for each kind of caller, and alone, for queries/ (values left as they come). */
   statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string; alone: string };
