@@ -23,7 +23,7 @@ select "caller".*, "requested".*
           and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
           and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 
--- byId, alone: for a caller this instance knows (sessions/known-callers.ts)
+-- byId, alone: once an earlier statement of the same request admitted its caller
 select *
   from "events"
   where "id" = $1 and "type" not in ($2);

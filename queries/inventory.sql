@@ -23,7 +23,7 @@ select "caller".*, "requested".*
           and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
           and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
 
--- reservationById, alone: for a caller this instance knows (sessions/known-callers.ts)
+-- reservationById, alone: once an earlier statement of the same request admitted its caller
 select *
   from "reservations"
   where "id" = $1;
@@ -51,7 +51,7 @@ select "caller".*, "requested".*
           and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
           and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
 
--- variantKey, alone: for a caller this instance knows (sessions/known-callers.ts)
+-- variantKey, alone: once an earlier statement of the same request admitted its caller
 select "id"
   from "variants"
   where "id" = $1;
