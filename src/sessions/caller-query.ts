@@ -47,10 +47,6 @@ export interface CallerColumns {
   caller__mfa_enrolled: boolean;
   /** Whole seconds since the session last verified a second factor; null if it never did (or a client). */
   caller__mfa_age: number | null;
-  /** Seconds until the credentials stop counting by themselves (a session's or a secret's end); null: never. */
-  caller__expires_in: number | null;
-  /** Seconds since their use was last noted (the session's, or the older of a client's and its secret's); null: never. */
-  caller__idle_for: number | null;
 }
 
 /**
@@ -89,8 +85,6 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       sql<string | null>`null::uuid`.as('caller__credential'),
       sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
       sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
-      sql<number | null>`extract(epoch from sessions.expires_at - now())::float8`.as('caller__expires_in'),
-      sql<number | null>`extract(epoch from now() - sessions.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('users.id', '=', key.userId)
     .where('users.deleted_at', 'is', null);
@@ -120,9 +114,6 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
       'api_clients.rate_limit as caller__rate_limit',
       'api_client_secrets.id as caller__credential',
       ...CLIENT_HAS_NO_FACTOR,
-      sql<number | null>`extract(epoch from api_client_secrets.expires_at - now())::float8`.as('caller__expires_in'),
-      sql<number | null>`case when api_clients.last_used_at is null or api_client_secrets.last_used_at is null then null
-        else extract(epoch from now() - least(api_clients.last_used_at, api_client_secrets.last_used_at))::float8 end`.as('caller__idle_for'),
     ])
     .where('api_client_secrets.secret_hash', '=', key.secretHash);
 }
@@ -147,9 +138,6 @@ export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string;
       'api_clients.rate_limit as caller__rate_limit',
       sql<string | null>`null::uuid`.as('caller__credential'),
       ...CLIENT_HAS_NO_FACTOR,
-      // The token's own expiry is checked with its signature, on every request.
-      sql<number | null>`null::float8`.as('caller__expires_in'),
-      sql<number | null>`extract(epoch from now() - api_clients.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('api_clients.id', '=', key.clientId);
 }
