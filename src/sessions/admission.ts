@@ -206,7 +206,8 @@ export class Access {
     const written = await write(this.database, () => callerLetIn(this.database, key, gate, budget), actor);
     if (written === undefined) return undefined;
     this.#wroteAs = actor;
-    // At most one write a minute each, as the statements' own conditions say.
+    // Its use noted: a statement each time (nothing of the caller's last use is kept here), which
+    // writes the row at most once a minute by its own condition, and is not waited for.
     if (key.kind === 'user') this.host.touchSession(this.request, key.sessionId);
     else this.host.touchClient(this.request, key.clientId, null);
     return written;
