@@ -2,9 +2,7 @@
 
 -- The caller alone: a write's first statement in its transaction, or a check of its own (a user's access token)
 select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age", extract(epoch
-  from sessions.expires_at - now())::float8 as "caller__expires_in", extract(epoch
-  from now() - sessions.last_used_at)::float8 as "caller__idle_for"
+  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions"
   on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -18,9 +16,7 @@ select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as
 -- A page beside the caller (here: GET /api/variants): the row number keeps the page's order
 select "caller".*, "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age", extract(epoch
-  from sessions.expires_at - now())::float8 as "caller__expires_in", extract(epoch
-  from now() - sessions.last_used_at)::float8 as "caller__idle_for"
+  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions"
   on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -41,17 +37,13 @@ select "caller".*, "requested".*
   order by "requested"."caller__row";
 
 -- The caller alone, for an API client's secret sent as the bearer token
-select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null) as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age", extract(epoch
-  from api_client_secrets.expires_at - now())::float8 as "caller__expires_in", case when api_clients.last_used_at is null or api_client_secrets.last_used_at is null then null
-        else extract(epoch
-  from now() - least(api_clients.last_used_at, api_client_secrets.last_used_at))::float8 end as "caller__idle_for"
+select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null) as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_client_secrets"
   inner join "api_clients"
   on "api_clients"."id" = "api_client_secrets"."client_id"
   where "api_client_secrets"."secret_hash" = $1;
 
 -- The caller alone, for an API client's access token (its scopes and the client's, both)
-select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age", null::float8 as "caller__expires_in", extract(epoch
-  from now() - api_clients.last_used_at)::float8 as "caller__idle_for"
+select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_clients"
   where "api_clients"."id" = $3;

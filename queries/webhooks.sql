@@ -3,9 +3,7 @@
 -- byId: the data beside a user's caller row (callerRead 'webhooks.byId')
 select "caller".*, "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age", extract(epoch
-  from sessions.expires_at - now())::float8 as "caller__expires_in", extract(epoch
-  from now() - sessions.last_used_at)::float8 as "caller__idle_for"
+  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions"
   on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -23,7 +21,7 @@ select "caller".*, "requested".*
           and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
           and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
 
--- byId, alone: for a caller this instance knows (sessions/known-callers.ts)
+-- byId, alone: once an earlier statement of the same request admitted its caller
 select *
   from "webhooks"
   where "id" = $1;

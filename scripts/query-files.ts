@@ -47,7 +47,7 @@ export function queryFiles(): Record<string, string> {
     // The user's form in full; a client's differs only in the caller's part, shown above.
     const statements = read.statements(compiler);
     add(area, `${what}: the data beside a user's caller row (callerRead '${read.name}')`, statements.user);
-    add(area, `${what}, alone: for a caller this instance knows (sessions/known-callers.ts)`, statements.alone);
+    add(area, `${what}, alone: once an earlier statement of the same request admitted its caller`, statements.alone);
   }
   return Object.fromEntries(Object.entries(files).map(([area, statements]) => [`${area}.sql`, `${HEADER}\n${statements.join('\n')}`]));
 }

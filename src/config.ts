@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import dotenv from 'dotenv';
 import { envSchema } from 'env-schema';
+import type { PoolMode } from './db/database.js';
 import type { Role } from './db/tables.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -13,6 +14,7 @@ export const EnvironmentSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_STATEMENT_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000 }),
+  DATABASE_POOL_MODE: Type.String({ enum: ['session', 'transaction'], default: 'session' }),
   REQUEST_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 30000 }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
@@ -67,6 +69,8 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolSize: number;
   databaseStatementTimeoutMs: number;
+  /** `transaction`: behind a pooler in transaction mode, nothing is kept on a connection (API.md section 17). */
+  databasePoolMode: PoolMode;
   requestTimeoutMs: number;
   /** Whose X-Forwarded-For to believe: none (false), all (true), a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
@@ -176,6 +180,7 @@ export function buildConfig(environment: Environment): Config {
     databaseUrl: environment.DATABASE_URL,
     databasePoolSize: environment.DATABASE_POOL_SIZE,
     databaseStatementTimeoutMs: environment.DATABASE_STATEMENT_TIMEOUT,
+    databasePoolMode: environment.DATABASE_POOL_MODE as PoolMode,
     requestTimeoutMs: environment.REQUEST_TIMEOUT,
     trustProxy: parseTrustProxy(environment.TRUST_PROXY),
     dataDir,

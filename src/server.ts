@@ -31,6 +31,7 @@ async function serve(config: Config): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    poolMode: config.databasePoolMode,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     traced: tracing !== undefined,
   });

@@ -2,12 +2,20 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 import pg from 'pg';
-import { ChangeFeed, CHANGES_CHANNEL } from './change-feed.js';
+import { TransactionMigrationLockAdapter } from './migration-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { TracedDialect } from './traced-dialect.js';
 import type { Database } from './tables.js';
+
+/**
+ * `session`: every connection is the service's own from start to end, and statements run as
+ * named prepared statements. `transaction`: behind a pooler in transaction mode (PgBouncer's),
+ * where consecutive transactions may run on different server connections, so nothing is kept on
+ * one: statements are unnamed, and no setting is sent at start (API.md section 17).
+ */
+export type PoolMode = 'session' | 'transaction';
 
 export interface DatabaseOptions {
   /** postgres://… to use a server; unset for the embedded PGlite database. */
@@ -15,7 +23,12 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; 'memory://' keeps nothing. */
   dataDir: string;
   poolSize?: number;
-  /** PostgreSQL: the longest a statement may run (sent as statement_timeout, and enforced on the client too). */
+  /** How the connections are pooled outside this process (PostgreSQL); `session` by default. */
+  poolMode?: PoolMode;
+  /**
+   * PostgreSQL: the longest a statement may run, enforced on the client (the network may drop
+   * packets) and, in session mode, sent as the connection's statement_timeout.
+   */
   statementTimeoutMs?: number;
   /** Called with the text of every statement sent (tests count them; a developer may print them). */
   onStatement?: (sql: string) => void;
@@ -47,8 +60,6 @@ export interface DatabaseHandle {
    * embedded database is one connection: a transaction holds it until it ends.
    */
   concurrent: boolean;
-  /** Changes committed by any instance, as triggers notify them (change-feed.ts). */
-  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -56,9 +67,8 @@ const INT8_OID = 20;
 const parseInt8 = (value: string) => Number(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  const changes = new ChangeFeed();
-  const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000, changes) : undefined;
-  const plain = pool ? new PostgresDialect({ pool }) : new PGliteDialect(await createPGlite(options.dataDir, options.image, changes));
+  const pool = options.databaseUrl ? createPool(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs ?? 5000, options.poolMode ?? 'session') : undefined;
+  const plain = pool ? new PooledPostgresDialect(pool, options.poolMode ?? 'session') : new PGliteDialect(await openPGlite(options.dataDir, options.image));
   const dialect = options.traced ? new TracedDialect(plain) : plain;
   const onStatement = options.onStatement;
   const db = new Kysely<Database>({ dialect, ...(onStatement ? { log: (event) => onStatement(event.query.sql) } : {}) });
@@ -68,55 +78,88 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       await sql`select 1`.execute(db);
     },
     concurrent: pool !== undefined,
-    changes,
     poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 1, idle: 0, waiting: 0 }),
     close: () => db.destroy(),
   };
 }
 
 /**
- * Runs parameterised queries as named prepared statements, so PostgreSQL parses and plans
- * each distinct statement once per connection instead of on every request. Kysely emits a
- * fixed text per query shape, so the set of names stays small. Pattern searches (ILIKE) are
- * left unnamed: their best plan depends on the pattern (a trigram index for a rare one), and
- * a cached generic plan would scan the table for every search.
+ * Kysely's PostgreSQL dialect over pg's pool, as Kysely hands out and releases the pool's clients,
+ * with two things of this service's own, both through pg's public API:
+ * - in session mode, parameterised statements are named prepared statements (`statementName`);
+ * - a client whose statement never got its answer (pg's `query_timeout`, 'Query read timeout')
+ *   is released with that error, which makes the pool end it (pg ends a client with a query in
+ *   flight by destroying its socket) instead of handing the busy connection to the next request.
+ * Migrations take their lock inside their transaction (migration-lock.ts).
  */
-class PreparingClient extends pg.Client {
-  // pg's overloads cannot be restated in a subclass; the arguments pass through unchanged.
-  override query(...args: any[]): any {
-    const [text, values] = args;
-    const name = typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2 ? statementName(text) : undefined;
-    const result = name ? this.named(name, text, values) : (super.query as (...rest: any[]) => any)(...args);
-    if (!(result instanceof Promise)) return result;
-    return result.catch((error: Error) => {
-      // A statement the server never answered leaves this connection busy for good: cut it, so
-      // the pool drops it on release and the next request gets a fresh one. pg offers no public
-      // way to cut a busy connection; this is the one private field the service touches, and
-      // package.json pins pg exactly for it.
-      if (error.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-      throw error;
-    });
+class PooledPostgresDialect extends PostgresDialect {
+  constructor(pool: pg.Pool, mode: PoolMode) {
+    super({ pool: new KyselyPool(pool, mode) });
   }
 
-  /**
-   * A named statement, as `query({ name, text, values })` sends it. pg copies a config object
-   * property by property through its descriptors (a tenth of a by-id read's time in pg, in the
-   * profile); a query made from the text alone is not copied, and its name is set before it is
-   * sent, which is all pg reads it for.
-   */
-  private named(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
-    // pg's typings leave out the two fields a query carries.
-    const query = new pg.Query(text, values) as pg.Query & { name: string; callback: (error: Error | null, result: pg.QueryResult) => void };
-    query.name = name;
-    return new Promise((resolve, reject) => {
-      query.callback = (error, result) => (error ? reject(error) : resolve(result));
-      super.query(query);
-    });
+  override createAdapter() {
+    return new TransactionMigrationLockAdapter();
+  }
+}
+
+/** pg's pool as Kysely's PostgresDriver uses it: `connect()`, then `query` and `release()` on the client. */
+class KyselyPool implements PostgresPool {
+  /** One wrapper per pg client, so Kysely keeps one connection object per client (it keys them by client). */
+  readonly #clients = new WeakMap<pg.PoolClient, KyselyClient>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly mode: PoolMode,
+  ) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    const client = await this.pool.connect();
+    let wrapped = this.#clients.get(client);
+    if (!wrapped) this.#clients.set(client, (wrapped = new KyselyClient(client, this.mode)));
+    // Kysely's type also has a cursor's form of `query`, used only for streaming, which the service does not do.
+    return wrapped as unknown as PostgresPoolClient;
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+class KyselyClient {
+  /** Set when a statement's answer never came: the connection is not used again. */
+  #unanswered: Error | undefined;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly mode: PoolMode,
+  ) {}
+
+  async query<Row>(text: string, values: unknown[]): Promise<PostgresQueryResult<Row>> {
+    const name = this.mode === 'session' && values.length > 0 ? statementName(text) : null;
+    try {
+      // pg's result, whose `command` pg types as any string.
+      return (await (name ? this.client.query({ name, text, values }) : this.client.query(text, values))) as unknown as PostgresQueryResult<Row>;
+    } catch (error) {
+      if ((error as Error).message === 'Query read timeout') this.#unanswered = error as Error;
+      throw error;
+    }
+  }
+
+  release(): void {
+    const error = this.#unanswered;
+    this.#unanswered = undefined;
+    // With an error, the pool ends the client rather than keep it (pg-pool's `release(err)`).
+    this.client.release(error);
   }
 }
 
 const statementNames = new Map<string, string | null>();
-/** The prepared statement's name for a text; null for a pattern search, which is planned each time. */
+/**
+ * The prepared statement's name for a text, so PostgreSQL parses and plans each distinct statement
+ * once per connection instead of on every request (Kysely emits a fixed text per query shape, so
+ * the set of names stays small); null for a pattern search (ILIKE), whose best plan depends on the
+ * pattern (a trigram index for a rare one), where a cached generic plan would scan the table.
+ */
 function statementName(text: string): string | null {
   let name = statementNames.get(text);
   if (name === undefined) {
@@ -126,12 +169,13 @@ function statementName(text: string): string | null {
   return name;
 }
 
-function createPool(connectionString: string, max: number, statementTimeoutMs: number, changes: ChangeFeed): pg.Pool {
+function createPool(connectionString: string, max: number, statementTimeoutMs: number, mode: PoolMode): pg.Pool {
   const pool = new pg.Pool({
-    Client: PreparingClient,
     connectionString,
     max,
-    statement_timeout: statementTimeoutMs,
+    // Sent at start, a setting of the session: behind a pooler in transaction mode the pooler's
+    // server connections carry their own (README, "Behind PgBouncer"), and the client's below holds.
+    ...(mode === 'session' ? { statement_timeout: statementTimeoutMs } : {}),
     // The server's own timeout cannot fire when the network drops packets; the client's can.
     query_timeout: statementTimeoutMs + 1000,
     // Finds connections whose peer vanished without a reset while they sit in the pool.
@@ -152,40 +196,8 @@ function createPool(connectionString: string, max: number, statementTimeoutMs: n
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    listenForChanges(client, changes);
   });
   return pool;
-}
-
-/**
- * A new connection listens before it runs anything else: pg-pool announces it ('connect') before
- * handing it out, and a connection runs its statements in order. What was notified before it
- * listened is lost to it, so its start is a gap of the feed, reported once it listens (before the
- * result of any statement sent after LISTEN).
- */
-function listenForChanges(client: pg.PoolClient, changes: ChangeFeed): void {
-  client.on('notification', (message) => {
-    if (message.channel === CHANGES_CHANNEL && message.payload) changes.deliver(message.payload);
-  });
-  client.query(`listen ${CHANGES_CHANNEL}`).then(
-    () => changes.gap(),
-    // A connection that does not listen must not serve: the known callers rely on every one
-    // hearing the changes. Ended, the pool drops it, and the next one reports its own start.
-    () => {
-      changes.gap();
-      client.end().catch(() => {});
-    },
-  );
-}
-
-/**
- * PGlite is one connection in this process: it listens once, and hands over a transaction's
- * notifications before the COMMIT that sends them resolves.
- */
-async function createPGlite(dataDir: string, image: Blob | undefined, changes: ChangeFeed): Promise<PGlite> {
-  const pglite = await openPGlite(dataDir, image);
-  await pglite.listen(CHANGES_CHANNEL, (payload) => changes.deliver(payload));
-  return pglite;
 }
 
 async function openPGlite(dataDir: string, image?: Blob): Promise<PGlite> {

@@ -21,6 +21,7 @@ import { reservedReconciliation } from './migrations/0019-reserved-reconciliatio
 import { callerChangeNotifications } from './migrations/0020-caller-change-notifications.js';
 import { secondFactorLocks } from './migrations/0022-second-factor-locks.js';
 import { clientTokenGenerations } from './migrations/0024-client-token-generations.js';
+import { dropCallerChangeNotifications } from './migrations/0025-drop-caller-change-notifications.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0020-caller-change-notifications': callerChangeNotifications,
   '0022-second-factor-locks': secondFactorLocks,
   '0024-client-token-generations': clientTokenGenerations,
+  '0025-drop-caller-change-notifications': dropCallerChangeNotifications,
 };
 
 const staticProvider: MigrationProvider = {
@@ -53,11 +55,13 @@ const staticProvider: MigrationProvider = {
 };
 
 /**
- * Runs pending migrations. Kysely's Postgres adapter takes a transaction-scoped advisory lock
- * around the run, so instances starting together over one database migrate once.
+ * Runs pending migrations in one transaction under a transaction-level advisory lock
+ * (migration-lock.ts: the dialects' adapter begins and commits it, so the migrator's own
+ * transactions are off), so instances starting together over one database migrate once, also
+ * behind a pooler in transaction mode.
  */
 export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: staticProvider });
+  const migrator = new Migrator({ db, provider: staticProvider, disableTransactions: true });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (failed) throw new Error(`migration ${failed.migrationName} failed: ${(error as Error | undefined)?.message ?? 'unknown error'}`, { cause: error });

@@ -1,7 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
-  PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
   type DatabaseConnection,
@@ -11,6 +10,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { TransactionMigrationLockAdapter } from './migration-lock.js';
 
 /**
  * A Kysely dialect over PGlite. PGlite is one connection, so the driver hands it to one
@@ -20,7 +20,7 @@ export class PGliteDialect implements Dialect {
   constructor(private readonly pglite: PGlite) {}
 
   createAdapter() {
-    return new PostgresAdapter();
+    return new TransactionMigrationLockAdapter();
   }
 
   createDriver(): Driver {

@@ -17,8 +17,8 @@ interface Template {
  * A query whose shape never changes, built and compiled by Kysely once instead of on every call
  * (building and compiling took a tenth of a keyed read's CPU in the profile). `build` receives
  * stand-ins for the values and must pass each through, as it is, exactly once; each call binds
- * the real ones. The text is the same on every call, so PostgreSQL plans it once as a prepared
- * statement (database.ts). `test/db/prepared-query.test.ts` holds the proof.
+ * the real ones. The text is the same on every call, so in session mode PostgreSQL plans it once
+ * per connection as a named prepared statement (database.ts). `test/db/prepared-query.test.ts` holds the proof.
  */
 export function preparedQuery<Row, Values extends unknown[]>(build: (db: Kysely<Database>, ...values: Values) => Compilable<Row>) {
   let template: Template | undefined;

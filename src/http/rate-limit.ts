@@ -96,15 +96,33 @@ class SharedCounters {
   }
 }
 
+/** One request counted against a budget whose size is not known yet; `within` answers once it is. */
+export interface CountedRequest {
+  /** The request's place in the budget's window (1 for the first). */
+  readonly count: number;
+  /** Over `max` a minute: 429 with Retry-After. */
+  within(max: number): void;
+}
+
 export class RateLimiter {
   constructor(private readonly counters: { increment(key: string): Count | Promise<Count> }) {}
 
   /** Counts one request against `key`'s budget of `max` a minute; over it, 429 with Retry-After. */
   async spend(key: string, max: number): Promise<void> {
+    (await this.count(key)).within(max);
+  }
+
+  /** Counts one request against `key`'s budget, to be judged once its size is known (an API client's own limit). */
+  async count(key: string): Promise<CountedRequest> {
     const { count, resetInMs } = await this.counters.increment(key);
-    if (count <= max) return;
-    const seconds = Math.max(1, Math.ceil(resetInMs / 1000));
-    throw new AppError('rate_limited', `Too many requests; retry in ${seconds} s.`, undefined, { 'retry-after': String(seconds) });
+    return {
+      count,
+      within: (max) => {
+        if (count <= max) return;
+        const seconds = Math.max(1, Math.ceil(resetInMs / 1000));
+        throw new AppError('rate_limited', `Too many requests; retry in ${seconds} s.`, undefined, { 'retry-after': String(seconds) });
+      },
+    };
   }
 }
 

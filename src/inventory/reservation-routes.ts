@@ -44,10 +44,10 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const location = (reservation: Reservation) => `/api/reservations/${reservation.id}`;
-      // A flash sale's reservation (one line, no Idempotency-Key, a caller this instance knows) is
-      // one statement; anything it did not write is done, or refused, in a transaction.
+      // A flash sale's reservation (one line, no Idempotency-Key) is one statement, the caller
+      // checked in it; anything it did not write is done, or refused, in a transaction.
       if (request.headers['idempotency-key'] === undefined && request.body.lines.length === 1) {
-        const reservation = await request.access.oneStatement((db, letIn) => reserveInOneStatement(db, request.body, contextOf(request), letIn));
+        const reservation = await request.access.oneStatement((db, letIn, actor) => reserveInOneStatement(db, request.body, contextOf({ id: request.id, access: { actor } }), letIn));
         if (reservation) return reply.code(201).header('location', location(reservation)).send(toReservationResponse(reservation));
       }
       return replyOnce(request.access, request, reply, async (trx) => {
@@ -157,7 +157,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request) => {
         // A commit of one line is one statement when it can be (reservation-service.ts); the rest, and every refusal, a transaction.
-        const committed = action === 'commit' ? await request.access.oneStatement((db, letIn) => commitInOneStatement(db, request.params.id, contextOf(request), letIn)) : undefined;
+        const committed = action === 'commit' ? await request.access.oneStatement((db, letIn, actor) => commitInOneStatement(db, request.params.id, contextOf({ id: request.id, access: { actor } }), letIn)) : undefined;
         if (committed) return toReservationResponse(committed);
         const outcome = await request.access.transaction((trx) => finishReservation(trx, request.params.id, status, contextOf(request)));
         if ('closedAs' in outcome) throw reservationClosed(outcome.closedAs, status);

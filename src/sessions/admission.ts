@@ -2,9 +2,9 @@ import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely
 import type { Database, Role } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
+import type { CountedRequest } from '../http/rate-limit.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
 import { besideCaller, callerAlone, callerLetIn, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
-import { rowNow, takeTouchDue, type KnownCaller, type KnownCallers } from './known-callers.js';
 
 /** Who makes a request, once admitted. */
 export interface Caller {
@@ -27,14 +27,16 @@ export interface AdmissionHost {
   spendAddressBudget(request: AdmissionRequest): Promise<void>;
   /** An API client's request spends the client's own budget (its `rate_limit`, else API_RATE_LIMIT). */
   spendClientBudget(clientId: string, limit: number | null): Promise<void>;
+  /** The same request counted against the client's budget before its limit is known (a write in one statement). */
+  countClientRequest(clientId: string): Promise<CountedRequest>;
+  /** API_RATE_LIMIT: a client's budget when it has no `rate_limit` of its own. */
+  readonly defaultClientRateLimit: number;
   /** Notes the session as used (at most once a minute; see caller__stale). */
   touchSession(request: AdmissionRequest, sessionId: string): void;
   /** Notes the client, and the secret it sent, as used (at most once a minute). */
   touchClient(request: AdmissionRequest, clientId: string, secretId: string | null): void;
   /** MFA_REQUIRED_ROLES and MFA_STEP_UP_MAX_AGE. */
   readonly secondFactors: SecondFactorPolicy;
-  /** The callers this instance admitted, current until a change of theirs is notified. */
-  readonly knownCallers: KnownCallers;
 }
 
 /** Who must have a second factor, and how fresh it must be for a step-up route. */
@@ -67,14 +69,14 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
 /**
  * The one admission step, for every caller of every route: it alone holds the database for a
  * request, and lends it only once the caller is admitted under the route's rule (`config.access`).
- * A handler reaches the database through it in one of five ways:
+ * The database decides every request: the caller's row is read with the request's first
+ * statement, and nothing about a caller is kept in this process between requests. A handler
+ * reaches the database through it in one of five ways:
  * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
  * - `readPage(query)`: a list, likewise, its order kept;
- *   (both read the data alone for a caller this instance knows: see `readAsKnown`)
- * - `transaction(work)`: a write, whose transaction's first statement checks the caller (none
- *   for a caller this instance knows, once the transaction has begun: see `transaction`);
- * - `oneStatement(write)`: a write that is one statement, outside any transaction, for a caller
- *   this instance knows, the caller check a condition in the statement itself;
+ * - `transaction(work)`: a write, whose transaction's first statement reads the caller's row;
+ * - `oneStatement(write)`: a write that is one statement, outside any transaction, the caller
+ *   check a condition in the statement itself;
  * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
  *   connection between a read and a write (argon2, DNS).
  * The rules (401, 403 and their order) are applied in `decide`, to the caller's row however it
@@ -84,9 +86,11 @@ const usersOnly = () => forbidden('This operation is for users only: API clients
 export class Access {
   #caller: Caller | undefined;
   #decision: Promise<Caller> | undefined;
-  /** A write in one statement wrote nothing: the transaction after it reads the caller's row. */
-  #readCallerRow = false;
+  /** Who a write in one statement wrote as: the database let it in with that statement, whose row was not read. */
+  #wroteAs: { type: 'user' | 'client'; id: string } | undefined;
   #budgetSpent = false;
+  /** An API client's request counted before a write in one statement, judged once its limit is read. */
+  #counted: CountedRequest | undefined;
 
   constructor(
     private readonly database: Kysely<Database>,
@@ -100,7 +104,7 @@ export class Access {
 
   /** Whether the caller has been admitted (a public route is, from the start). */
   get admitted(): boolean {
-    return this.rule.public === true || this.#caller !== undefined;
+    return this.rule.public === true || this.#caller !== undefined || this.#wroteAs !== undefined;
   }
 
   /** The admitted caller. */
@@ -126,7 +130,7 @@ export class Access {
   /** Who changes what this request changes, for its events: the admitted caller (none on a public route). */
   get actor(): { type: 'user' | 'client'; id: string } | undefined {
     if (this.rule.public) return undefined;
-    return { type: this.caller.kind, id: this.caller.id };
+    return this.#wroteAs ?? { type: this.caller.kind, id: this.caller.id };
   }
 
   /** The database, for an admitted caller (or a public route) only. */
@@ -150,11 +154,8 @@ export class Access {
   /** A keyed read beside the caller (callerRead in a repository): the data rows, for an admitted caller. */
   async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
     if (this.admitted) return query.alone(this.database, values);
-    const known = await this.readAsKnown(() => query.alone(this.database, values));
-    if (known) return known;
-    const mark = this.host.knownCallers.mark();
     const rows = await query.run(this.database, this.key!, this.gate(), values);
-    this.#decision ??= this.decide(rows[0], mark);
+    this.#decision ??= this.decide(rows[0]);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
   }
@@ -162,97 +163,54 @@ export class Access {
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
     if (this.admitted) return query(this.database).execute() as Promise<Row[]>;
-    const known = await this.readAsKnown(() => query(this.database).execute() as Promise<Row[]>);
-    if (known) return known;
-    const mark = this.host.knownCallers.mark();
     const rows = (await besideCaller(this.database, callerOf(this.database, this.key!), this.gate(), query(this.database), true).execute()) as CallerColumns[];
-    this.#decision ??= this.decide(rows[0], mark);
+    this.#decision ??= this.decide(rows[0]);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
   }
 
   /**
-   * A read without the caller's row, for a caller this instance knows and whose known row lets it
-   * in here: the data is read alone (one statement outside any transaction), and used only if the
-   * caller is still known once it is in, since PostgreSQL delivers the notification of any change
-   * committed before the statement ended ahead of its rows (known-callers.ts). Undefined when the
-   * caller is unknown, refused by its known row, or changed meanwhile: the read goes beside the
-   * caller's row, which the database answers for.
-   */
-  private async readAsKnown<Row>(readData: () => Promise<Row[]>): Promise<Row[] | undefined> {
-    if (this.admitted || !this.key) return undefined;
-    const callers = this.host.knownCallers;
-    const known = callers.get(this.key);
-    if (!known || !this.lets(rowNow(known))) return undefined;
-    const rows = await readData();
-    if (!callers.isCurrent(known)) return undefined;
-    this.#decision ??= this.admitKnown(known);
-    await this.#decision;
-    return rows;
-  }
-
-  /**
-   * A write: the transaction's first statement checks the caller (unless a read of this request
-   * has admitted it), so a refused caller's transaction rolls back before anything is written.
-   * A caller this instance knows, whose known row lets it in, needs no statement: the transaction
-   * has begun on a listening connection, and PostgreSQL hands that connection the notifications
-   * of every change committed before its BEGIN ahead of BEGIN's answer (the connection was idle,
-   * or ending its last transaction, when they were sent; change-feed.ts). A change committed
-   * before the write began has made the caller unknown by now, and the caller is read as before;
-   * one committed after it is concurrent with the write, as it would be with the caller's row
-   * read by the first statement.
+   * A write: the transaction's first statement reads the caller's row (unless a read of this
+   * request has admitted it), so a refused caller's transaction rolls back before anything is
+   * written. A change of the caller committed before that statement refuses the write; one
+   * committed after it is concurrent with the write, which a service orders by the rows it locks.
    */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return inTransaction(this.database, async (trx) => {
-      if (!this.admitted) await (this.admitKnownInTransaction() ?? this.admitWith(trx));
+      if (!this.admitted) await this.admitWith(trx);
       return work(trx);
     });
   }
 
   /**
    * A write that is one statement, outside any transaction, so that no lock it takes outlasts it
-   * (a hot variant's row in a flash sale: bench/README.md). Only for a caller this instance knows
-   * and whose known row lets it in; and since no BEGIN has brought the connection's notifications
-   * in first (see `transaction`), the database checks the caller too: `write` takes the caller
-   * check as a condition (`letIn()`) that everything its statement writes must depend on, so a
-   * caller the database refuses now writes nothing. `write` answers undefined when it wrote
-   * nothing (its statement refused by that condition or its own, or no statement tried), and so
-   * does this, as for a caller it does not know: the route then does the write in a transaction,
-   * which answers for every refusal. Once a statement has taken the condition and written
-   * nothing, the admission as known is undone, so that transaction's first statement reads the
-   * caller's row: the database, not this instance's memory, says why nothing was written. The
-   * caller's budget is spent before anything is written (a 429 writes nothing), and its use
-   * noted only once the write went through.
+   * (a hot variant's row in a flash sale: bench/README.md). The database checks the caller in that
+   * statement: `write` takes the caller check as a condition (`letIn()`) that everything its
+   * statement writes must depend on, so a caller the database refuses now writes nothing, and
+   * `actor`, whom the statement writes as. `write` answers undefined when it wrote nothing (its
+   * statement refused by that condition or its own, or no statement tried), and so does this:
+   * the route then does the write in a transaction, whose first statement reads the caller's row
+   * and answers for every refusal. The caller's budget is spent before anything is written: a
+   * user's with its credentials (authenticate.ts), an API client's token's counted here and
+   * judged by the statement against the client's limit (a 429 writes nothing). A client's secret
+   * names its client only once the database is asked, so its writes take the transaction. The
+   * caller's use is noted once the write went through.
    */
-  async oneStatement<T>(write: (db: Kysely<Database>, letIn: () => RawBuilder<boolean>) => Promise<T | undefined>): Promise<T | undefined> {
-    if (this.admitted || this.rule.public || !this.key || this.#decision) return undefined;
-    const known = this.host.knownCallers.get(this.key);
-    if (!known || !this.lets(rowNow(known))) return undefined;
+  async oneStatement<T>(write: (db: Kysely<Database>, letIn: () => RawBuilder<boolean>, actor: { type: 'user' | 'client'; id: string }) => Promise<T | undefined>): Promise<T | undefined> {
     const key = this.key;
-    this.#decision = this.admitKnown(known, { noteUse: false });
-    await this.#decision;
-    let tried = false;
-    const written = await write(this.database, () => {
-      tried = true;
-      return callerLetIn(this.database, key, this.gate());
-    });
-    if (written !== undefined) {
-      if (takeTouchDue(known)) this.touch(known.row);
-    } else if (tried) {
-      this.#caller = undefined;
-      this.#decision = undefined;
-      this.#readCallerRow = true;
-    }
+    if (this.admitted || this.rule.public || !key || key.kind === 'client-secret' || this.#decision) return undefined;
+    if (key.kind === 'client-token') this.#counted ??= await this.host.countClientRequest(key.clientId);
+    const gate = this.gate();
+    const budget = this.#counted && { count: this.#counted.count, defaultLimit: this.host.defaultClientRateLimit };
+    const actor = key.kind === 'user' ? { type: 'user' as const, id: key.userId } : { type: 'client' as const, id: key.clientId };
+    const written = await write(this.database, () => callerLetIn(this.database, key, gate, budget), actor);
+    if (written === undefined) return undefined;
+    this.#wroteAs = actor;
+    // Its use noted: a statement each time (nothing of the caller's last use is kept here), which
+    // writes the row at most once a minute by its own condition, and is not waited for.
+    if (key.kind === 'user') this.host.touchSession(this.request, key.sessionId);
+    else this.host.touchClient(this.request, key.clientId, null);
     return written;
-  }
-
-  /** In a transaction that has begun: the known caller admitted without a statement; undefined: read its row. */
-  private admitKnownInTransaction(): Promise<Caller> | undefined {
-    if (this.rule.public || !this.key || this.#decision || this.#readCallerRow) return undefined;
-    const known = this.host.knownCallers.get(this.key);
-    if (!known || !this.lets(rowNow(known))) return undefined;
-    this.#decision = this.admitKnown(known);
-    return this.#decision;
   }
 
   /** The caller checked by a statement of its own (once a request), before work that needs it. */
@@ -262,10 +220,7 @@ export class Access {
 
   private admitWith(db: Kysely<Database>): Promise<Caller | undefined> {
     if (this.rule.public) return Promise.resolve(undefined);
-    if (!this.#decision) {
-      const mark = this.host.knownCallers.mark();
-      this.#decision = callerAlone(db, this.key!).then((rows) => this.decide(rows[0], mark));
-    }
+    this.#decision ??= callerAlone(db, this.key!).then((rows) => this.decide(rows[0]));
     return this.#decision;
   }
 
@@ -291,15 +246,12 @@ export class Access {
    * without the route's scope 403 `insufficient_scope`; on a step-up route, a user with a factor
    * whose session has not verified it within MFA_STEP_UP_MAX_AGE 403 `step_up_required`.
    */
-  private async decide(row: CallerColumns | undefined, mark?: number): Promise<Caller> {
-    if (row && this.key && mark !== undefined) this.host.knownCallers.remember(this.key, row, mark);
+  private async decide(row: CallerColumns | undefined): Promise<Caller> {
     let refusal: AppError | undefined;
     if (!row) refusal = withChallenge(invalidToken());
     else if (row.caller__kind === 'user' && row.caller__status === 'suspended') refusal = accountSuspended();
     else if (!row.caller__live || row.caller__status !== 'active') refusal = withChallenge(invalidToken());
     if (refusal) {
-      // Known here until a notification says otherwise, had the notification not come yet.
-      if (this.key) this.host.knownCallers.forgetKey(this.key);
       await this.host.spendAddressBudget(this.request);
       throw refusal;
     }
@@ -310,19 +262,13 @@ export class Access {
     return this.admitAs(admitted);
   }
 
-  /** A known caller whose row lets it in: its budget, its use noted when due (unless the caller notes it), and it is the caller. */
-  private async admitKnown(known: KnownCaller, options: { noteUse: boolean } = { noteUse: true }): Promise<Caller> {
-    const row = known.row;
-    if (row.caller__kind === 'client') await this.spendClientBudget(row);
-    if (options.noteUse && takeTouchDue(known)) this.touch(row);
-    return this.admitAs(row);
-  }
-
   /** A client's request spends its budget once, however many times its row is read. */
   private async spendClientBudget(row: CallerColumns): Promise<void> {
     if (this.#budgetSpent) return;
     this.#budgetSpent = true;
-    await this.host.spendClientBudget(row.caller__id, row.caller__rate_limit);
+    // Counted before a write in one statement that wrote nothing: judged now that the limit is read.
+    if (this.#counted) this.#counted.within(row.caller__rate_limit ?? this.host.defaultClientRateLimit);
+    else await this.host.spendClientBudget(row.caller__id, row.caller__rate_limit);
   }
 
   private touch(row: CallerColumns): void {
@@ -338,16 +284,6 @@ export class Access {
       sessionId: this.key?.kind === 'user' ? this.key.sessionId : undefined,
     };
     return this.#caller;
-  }
-
-  /** Whether a live, active caller's row lets it in under this route's rule (no refusal to tell). */
-  private lets(row: CallerColumns): boolean {
-    try {
-      this.authorize(row);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** The rule's roles (or self) and second factor for a user; its scopes for an API client. */

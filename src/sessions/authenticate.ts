@@ -8,12 +8,10 @@ import { spendAddressBudget, spendAnonymous } from '../http/security.js';
 import { PUBLIC, type AccessRule } from './access-rule.js';
 import { Access, type AdmissionHost, type AdmissionRequest } from './admission.js';
 import type { CallerKey } from './caller-query.js';
-import { CallerKeys } from './caller-keys.js';
 import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
 import { touchClient } from './client-use-repository.js';
-import type { KnownCallers } from './known-callers.js';
 import { touchSession } from './session-repository.js';
-import type { TokenIssuer } from './token-issuer.js';
+import { isClientToken, type AccessTokenClaims, type TokenIssuer } from './token-issuer.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,6 +28,12 @@ const unauthenticated = () =>
   });
 
 const refusedToken = () => new AppError('invalid_token', invalidToken().detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+
+/** Whom a verified access token names: a user in a session, or an API client with the scopes it was granted. */
+const keyOfClaims = (claims: AccessTokenClaims): CallerKey =>
+  isClientToken(claims)
+    ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), generation: claims.client_generation ?? 0 }
+    : { kind: 'user', userId: claims.sub, sessionId: claims.sid };
 
 /** Routes that must declare their rule: everything the API serves. */
 const needsRule = (url: string) => url.startsWith('/api') || url.startsWith('/.well-known');
@@ -50,7 +54,7 @@ export function requireAccessRule(route: RouteOptions): void {
  * them spends its caller's. Whether the caller may act is asked of the database with the
  * handler's first statement (admission.ts).
  */
-export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer, knownCallers: KnownCallers) {
+export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer) {
   // The admission's requests are this app's Fastify requests.
   const fastifyRequest = (request: AdmissionRequest) => request as FastifyRequest;
   const host: AdmissionHost = {
@@ -62,16 +66,16 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
     touchClient: (request, clientId, secretId) => {
       touchClient(database, clientId, secretId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the API client as used'));
     },
+    countClientRequest: (clientId) => app.rateLimiter.count(`client:${clientId}`),
+    defaultClientRateLimit: app.config.apiRateLimit,
     secondFactors: { requiredRoles: app.config.mfaRequiredRoles, stepUpMaxAgeSeconds: app.config.mfaStepUpMaxAgeSeconds },
-    knownCallers,
   };
-  const keys = new CallerKeys(knownCallers);
 
   /** The caller the bearer credential names: a user's or a client's access token, or a client's secret. */
   const keyOf = async (credential: string): Promise<CallerKey | undefined> => {
-    if (credential.startsWith(SECRET_PREFIX)) return SECRET_PATTERN.test(credential) ? keys.ofSecretHash(hashClientSecret(credential)) : undefined;
+    if (credential.startsWith(SECRET_PREFIX)) return SECRET_PATTERN.test(credential) ? { kind: 'client-secret', secretHash: hashClientSecret(credential) } : undefined;
     const claims = await issuer.verifyAccessToken(credential);
-    return claims && keys.ofClaims(claims);
+    return claims && keyOfClaims(claims);
   };
 
   const onRequest = async (request: FastifyRequest): Promise<void> => {

@@ -47,10 +47,6 @@ export interface CallerColumns {
   caller__mfa_enrolled: boolean;
   /** Whole seconds since the session last verified a second factor; null if it never did (or a client). */
   caller__mfa_age: number | null;
-  /** Seconds until the credentials stop counting by themselves (a session's or a secret's end); null: never. */
-  caller__expires_in: number | null;
-  /** Seconds since their use was last noted (the session's, or the older of a client's and its secret's); null: never. */
-  caller__idle_for: number | null;
 }
 
 /**
@@ -89,8 +85,6 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       sql<string | null>`null::uuid`.as('caller__credential'),
       sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
       sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
-      sql<number | null>`extract(epoch from sessions.expires_at - now())::float8`.as('caller__expires_in'),
-      sql<number | null>`extract(epoch from now() - sessions.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('users.id', '=', key.userId)
     .where('users.deleted_at', 'is', null);
@@ -120,9 +114,6 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
       'api_clients.rate_limit as caller__rate_limit',
       'api_client_secrets.id as caller__credential',
       ...CLIENT_HAS_NO_FACTOR,
-      sql<number | null>`extract(epoch from api_client_secrets.expires_at - now())::float8`.as('caller__expires_in'),
-      sql<number | null>`case when api_clients.last_used_at is null or api_client_secrets.last_used_at is null then null
-        else extract(epoch from now() - least(api_clients.last_used_at, api_client_secrets.last_used_at))::float8 end`.as('caller__idle_for'),
     ])
     .where('api_client_secrets.secret_hash', '=', key.secretHash);
 }
@@ -147,9 +138,6 @@ export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string;
       'api_clients.rate_limit as caller__rate_limit',
       sql<string | null>`null::uuid`.as('caller__credential'),
       ...CLIENT_HAS_NO_FACTOR,
-      // The token's own expiry is checked with its signature, on every request.
-      sql<number | null>`null::float8`.as('caller__expires_in'),
-      sql<number | null>`extract(epoch from now() - api_clients.last_used_at)::float8`.as('caller__idle_for'),
     ])
     .where('api_clients.id', '=', key.clientId);
 }
@@ -222,10 +210,13 @@ function gateLetsIn(gate: Gate) {
 
 /**
  * Whether the database lets the caller in under the gate now: the caller check as a condition a
- * write's statement puts on what it writes (a write in one statement, admission.ts).
+ * write's statement puts on what it writes (a write in one statement, admission.ts). With
+ * `budget`, an API client's request counted before the statement (its `count` in the window) is
+ * let in only within the client's limit (its `rate_limit`, else `defaultLimit`).
  */
-export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)})`;
+export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate, budget?: { count: number; defaultLimit: number }): RawBuilder<boolean> {
+  const withinBudget = budget ? sql<boolean>` and coalesce(caller.caller__rate_limit, ${budget.defaultLimit}::integer) >= ${budget.count}::integer` : sql<boolean>``;
+  return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)}${withinBudget})`;
 }
 
 /** The gate as the values a prepared read binds, in order. */
@@ -245,7 +236,7 @@ export interface CallerRead<Row, Values extends unknown[]> {
   name: string;
   /** Reads the data beside the caller: one row per data row, or the caller's row alone. */
   run(db: Kysely<Database>, key: CallerKey, gate: Gate, values: Values): Promise<(CallerColumns & Partial<Row> & { caller__row: unknown })[]>;
-  /** Reads the data alone, for a caller the instance knows (known-callers.ts). */
+  /** Reads the data alone, for a request whose caller an earlier statement of its own admitted. */
   alone(db: Kysely<Database>, values: Values): Promise<Row[]>;
   /** The statement as built for each kind of caller, and alone, for queries/ (values left as they come). */
   statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string; alone: string };

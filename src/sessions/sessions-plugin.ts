@@ -4,7 +4,6 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { admissionHooks, requireAccessRule } from './authenticate.js';
 import { KeyRing } from './key-ring.js';
-import { KnownCallers } from './known-callers.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
 import { purgeSessionsEndedBefore } from './session-repository.js';
 import { SecretsAtRest } from './secrets-at-rest.js';
@@ -52,7 +51,7 @@ export const sessionsPlugin = fastifyPlugin(
     app.decorate('signingKeys', { ring, rotation });
     const issuer = createTokenIssuer(config, ring);
     app.decorate('tokenIssuer', issuer);
-    const admission = admissionHooks(app, db, issuer, new KnownCallers(options.database.changes));
+    const admission = admissionHooks(app, db, issuer);
     app.decorateRequest('access', undefined as never);
     app.addHook('onRoute', requireAccessRule);
     app.addHook('onRequest', admission.onRequest);

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createScratchDatabase, onPostgres } from '../helpers/test-app.js';
+import { createScratchDatabase, onPostgres, poolMode } from '../helpers/test-app.js';
 
 /** Every migration file of src/db/migrations, in order: each must be registered and applied. */
 const EVERY_MIGRATION = readdirSync(path.join(import.meta.dirname, '../../src/db/migrations'))
@@ -23,7 +23,7 @@ const tableNames = async (db: Awaited<ReturnType<typeof openDatabase>>['db']) =>
 describe('migrations', () => {
   it('run twice in a row: the second run changes nothing', async () => {
     const scratch = onPostgres ? await createScratchDatabase() : undefined;
-    const database = await openDatabase({ databaseUrl: scratch?.url, dataDir: 'memory://' });
+    const database = await openDatabase({ databaseUrl: scratch?.url, dataDir: 'memory://', poolMode });
     try {
       await migrateToLatest(database.db);
       const before = await tableNames(database.db);
@@ -57,7 +57,7 @@ describe('migrations', () => {
 
   it('run once when two instances start at once on one PostgreSQL database', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
     const scratch = await createScratchDatabase();
-    const instances = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://' })));
+    const instances = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://', poolMode })));
     try {
       await Promise.all(instances.map((instance) => migrateToLatest(instance.db)));
       const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(instances[0]!.db);

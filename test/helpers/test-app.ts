@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { openDatabase, type DatabaseHandle, type PoolMode } from '../../src/db/database.js';
 import type { Tracing } from '../../src/tracing.js';
 import { migratedPGliteImage } from './pglite-image.js';
 import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
@@ -16,6 +16,9 @@ export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
 
 /** PostgreSQL when DATABASE_URL is set (each test app gets its own database), PGlite otherwise. */
 export const onPostgres = Boolean(process.env.DATABASE_URL);
+
+/** DATABASE_POOL_MODE of the run: `transaction` when DATABASE_URL names a pooler in transaction mode (PgBouncer). */
+export const poolMode: PoolMode = process.env.DATABASE_POOL_MODE === 'transaction' ? 'transaction' : 'session';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -36,6 +39,7 @@ export function testConfig(environment: Record<string, string> = {}, databaseUrl
       API_RATE_LIMIT: '100000',
       LOGIN_RATE_LIMIT: '100000',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      DATABASE_POOL_MODE: poolMode,
       ...environment,
     }),
   );
@@ -50,7 +54,7 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
 
 export async function openTestDatabase(databaseUrl: string | undefined, statementTimeoutMs?: number, onStatement?: (sql: string) => void, traced = false): Promise<DatabaseHandle> {
   const image = databaseUrl ? undefined : await migratedPGliteImage();
-  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, traced, image, ...(statementTimeoutMs ? { statementTimeoutMs } : {}), ...(onStatement ? { onStatement } : {}) });
+  return openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 20, poolMode, traced, image, ...(statementTimeoutMs ? { statementTimeoutMs } : {}), ...(onStatement ? { onStatement } : {}) });
 }
 
 /**

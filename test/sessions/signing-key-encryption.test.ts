@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
-import { createScratchDatabase, loginAdmin, onPostgres, testConfig } from '../helpers/test-app.js';
+import { createScratchDatabase, loginAdmin, onPostgres, poolMode, testConfig } from '../helpers/test-app.js';
 
 const KEY = randomBytes(32).toString('base64');
 const OTHER_KEY = randomBytes(32).toString('base64');
@@ -19,7 +19,7 @@ describe('SIGNING_KEY_ENCRYPTION_KEY', () => {
     // Ed25519 keys from the database (no JWT_SECRET), over one database that outlives each start.
     const start = async (key: string | undefined) => {
       const config = testConfig({ JWT_SECRET: '', ...(key ? { SIGNING_KEY_ENCRYPTION_KEY: key } : {}) }, scratch?.url);
-      const database = await openDatabase({ databaseUrl: scratch?.url, dataDir });
+      const database = await openDatabase({ databaseUrl: scratch?.url, dataDir, poolMode });
       try {
         const app = await buildApp({ config, database, logger: false, tellOperator: () => {} });
         await app.ready();
