@@ -19,9 +19,9 @@ import { imports } from './migrations/0017-imports.js';
 import { eventTraceContext } from './migrations/0018-event-trace-context.js';
 import { reservedReconciliation } from './migrations/0019-reserved-reconciliation.js';
 import { callerChangeNotifications } from './migrations/0020-caller-change-notifications.js';
-import { secondFactorLocks } from './migrations/0022-second-factor-locks.js';
-import { clientTokenGenerations } from './migrations/0024-client-token-generations.js';
-import { dropCallerChangeNotifications } from './migrations/0025-drop-caller-change-notifications.js';
+import { secondFactorLocks } from './migrations/0021-second-factor-locks.js';
+import { clientTokenGenerations } from './migrations/0022-client-token-generations.js';
+import { dropCallerChangeNotifications } from './migrations/0023-drop-caller-change-notifications.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -45,9 +45,9 @@ const migrations: Record<string, Migration> = {
   '0018-event-trace-context': eventTraceContext,
   '0019-reserved-reconciliation': reservedReconciliation,
   '0020-caller-change-notifications': callerChangeNotifications,
-  '0022-second-factor-locks': secondFactorLocks,
-  '0024-client-token-generations': clientTokenGenerations,
-  '0025-drop-caller-change-notifications': dropCallerChangeNotifications,
+  '0021-second-factor-locks': secondFactorLocks,
+  '0022-client-token-generations': clientTokenGenerations,
+  '0023-drop-caller-change-notifications': dropCallerChangeNotifications,
 };
 
 const staticProvider: MigrationProvider = {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Undoes 0020 (and 0024's re-made trigger): nothing listens for changes of callers any more. The
+ * Undoes 0020 (and 0022's re-made trigger): nothing listens for changes of callers any more. The
  * admission reads the caller's row with every request's first statement (sessions/admission.ts),
  * so no instance keeps callers in memory and nothing has to tell it of a change.
  */
