@@ -63,7 +63,7 @@ export async function checkSecondFactor(
   }
   const method = await provenMethod(trx, settings, user, proof, owner, context);
   if (method) {
-    if (count.failures > 0) await resetWrongCodes(trx, user.id);
+    if (count.failures > 0 || count.locks > 0) await resetWrongCodes(trx, user.id);
     return { method };
   }
   if ((await countWrongCode(trx, user.id)) >= settings.failureLimit) {

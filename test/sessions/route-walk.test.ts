@@ -5,7 +5,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { ANY_ROLE, scopesOf } from '../../src/sessions/access-rule.js';
-import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
+import { buildTestApp, createUser, loginAdmin, useAppWithAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 import { enrolTotp } from '../mfa/mfa-helpers.js';
 
 const PROBLEM_KEYS = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
@@ -132,41 +132,35 @@ const bodyProperties = (route: RouteEntry): string[] => Object.keys((route.schem
  * schema error for its length.
  */
 describe('every route that takes a password or a token in its body, as section 17 says', () => {
-  let testApp: TestApp;
-  let admin: Session;
-  before(async () => {
-    testApp = await buildTestApp();
-    admin = await loginAdmin(testApp.app);
-  });
-  after(() => testApp.close());
+  const fixture = useAppWithAdmin();
 
-  const authenticated = () => testApp.app.routeTable.filter((route) => route.config?.access && !route.config.access.public && route.method !== 'HEAD');
+  const authenticated = () => fixture.app.routeTable.filter((route) => route.config?.access && !route.config.access.public && route.method !== 'HEAD');
 
   it("counts a signed-in user's wrong password toward the account's failed logins, on every route that takes one", async () => {
     const routes = authenticated().filter((route) => bodyProperties(route).some((name) => name === 'password' || name === 'current_password'));
     assert.ok(routes.length >= 4, `${routes.length} routes take a password: ${routes.map((route) => `${route.method} ${route.url}`).join(', ')}`);
     for (const route of routes) {
-      const user = await createUser(testApp.app, { admin });
+      const user = await createUser(fixture.app, { admin: fixture.admin });
       const request = requestFor(route, user.auth);
       const field = bodyProperties(route).includes('current_password') ? 'current_password' : 'password';
       const payload = { ...(request.payload as object), [field]: 'a-wrong-password-1' };
       const what = `${route.method} ${route.url}`;
-      const reply = await testApp.app.inject({ ...request, payload });
+      const reply = await fixture.app.inject({ ...request, payload });
       assert.equal(reply.statusCode, 403, `${what}: ${reply.body}`);
       assert.equal(reply.json().code, 'wrong_password', what);
-      const failures = await testApp.db.selectFrom('account_attempts').select('id').where('kind', '=', 'login_failure').where('subject', '=', user.email.toLowerCase()).execute();
+      const failures = await fixture.db.selectFrom('account_attempts').select('id').where('kind', '=', 'login_failure').where('subject', '=', user.email.toLowerCase()).execute();
       assert.equal(failures.length, 1, `${what}: the wrong password counts as a failed login`);
     }
   });
 
   it('refuses a body token of any length that is not a live token of its kind as unknown, not as too long', async () => {
-    const routes = testApp.app.routeTable.filter((route) => route.config?.access && route.method !== 'HEAD' && bodyProperties(route).some((name) => name.endsWith('token')));
+    const routes = fixture.app.routeTable.filter((route) => route.config?.access && route.method !== 'HEAD' && bodyProperties(route).some((name) => name.endsWith('token')));
     assert.ok(routes.length >= 5, `${routes.length} routes take a token: ${routes.map((route) => `${route.method} ${route.url}`).join(', ')}`);
     const longest = 'x'.repeat(10_000);
     for (const route of routes) {
       for (const name of bodyProperties(route).filter((property) => property.endsWith('token'))) {
-        const request = requestFor(route, route.config!.access!.public || route.config!.access!.tokenOptional ? {} : admin.auth);
-        const reply = await testApp.app.inject({ ...request, payload: { ...(request.payload as object), [name]: longest } });
+        const request = requestFor(route, route.config!.access!.public || route.config!.access!.tokenOptional ? {} : fixture.admin.auth);
+        const reply = await fixture.app.inject({ ...request, payload: { ...(request.payload as object), [name]: longest } });
         const what = `${route.method} ${route.url} with a ${name} of 10,000 characters`;
         assert.ok(reply.statusCode < 500, `${what}: ${reply.statusCode}`);
         if (reply.statusCode === 400) {
