@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { initialSchema } from './migrations/0001-initial-schema.js';
 import { rowValueKeysetIndexes } from './migrations/0002-row-value-keyset-indexes.js';
 import { ledgerActorWithoutForeignKey } from './migrations/0003-ledger-actor-without-foreign-key.js';
@@ -50,9 +50,22 @@ const migrations: Record<string, Migration> = {
   '0023-drop-caller-change-notifications': dropCallerChangeNotifications,
 };
 
-const staticProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
-};
+/**
+ * Each migration as the run's transaction needs it: one that throws (an SQL error, or its own
+ * code's after some DDL ran) rolls back everything the run did before the error propagates, so
+ * the COMMIT that releases the lock (migration-lock.ts) commits nothing half-done.
+ */
+const undoneOnFailure = (migration: Migration): Migration => ({
+  up: async (db) => {
+    try {
+      await migration.up(db);
+    } catch (error) {
+      await sql`rollback`.execute(db);
+      await sql`begin`.execute(db);
+      throw error;
+    }
+  },
+});
 
 /**
  * Runs pending migrations in one transaction under a transaction-level advisory lock
@@ -60,8 +73,14 @@ const staticProvider: MigrationProvider = {
  * transactions are off), so instances starting together over one database migrate once, also
  * behind a pooler in transaction mode.
  */
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: staticProvider, disableTransactions: true });
+export function migrateToLatest(db: Kysely<any>): Promise<void> {
+  return runMigrations(db, migrations);
+}
+
+/** The migrations given, as migrateToLatest runs the service's own (a test gives others). */
+export async function runMigrations(db: Kysely<any>, list: Record<string, Migration>): Promise<void> {
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(list).map(([name, migration]) => [name, undoneOnFailure(migration)])) };
+  const migrator = new Migrator({ db, provider, disableTransactions: true });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (failed) throw new Error(`migration ${failed.migrationName} failed: ${(error as Error | undefined)?.message ?? 'unknown error'}`, { cause: error });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateToLatest, runMigrations } from '../../src/db/migrate.js';
 import { createScratchDatabase, onPostgres, poolMode } from '../helpers/test-app.js';
 
 /** Every migration file of src/db/migrations, in order: each must be registered and applied. */
@@ -32,6 +32,31 @@ describe('migrations', () => {
       assert.ok(before.includes('users') && before.includes('variants') && before.includes('balance_ledger'));
       const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
       assert.deepEqual(applied.rows.map((row) => row.name), EVERY_MIGRATION);
+    } finally {
+      await database.close();
+      await scratch?.drop();
+    }
+  });
+
+  it("leave nothing of a run whose migration throws after some of its work: neither that work nor an earlier migration's", async () => {
+    const scratch = onPostgres ? await createScratchDatabase() : undefined;
+    const database = await openDatabase({ databaseUrl: scratch?.url, dataDir: 'memory://', poolMode });
+    try {
+      const failing = {
+        'a-first': { up: async (db: typeof database.db) => void (await sql`create table first_made (id integer)`.execute(db)) },
+        'b-throws': {
+          up: async (db: typeof database.db) => {
+            await sql`create table half_made (id integer)`.execute(db);
+            throw new Error('the migration code failed after its DDL');
+          },
+        },
+      };
+      await assert.rejects(runMigrations(database.db, failing), /b-throws failed: the migration code failed after its DDL/);
+      const tables = await tableNames(database.db);
+      assert.ok(!tables.includes('half_made') && !tables.includes('first_made'), `nothing kept: ${tables.join(', ')}`);
+      assert.equal((await sql<{ count: number }>`select count(*)::integer as count from kysely_migration`.execute(database.db)).rows[0]?.count, 0);
+      await runMigrations(database.db, { 'a-first': failing['a-first'] });
+      assert.ok((await tableNames(database.db)).includes('first_made'), 'the run goes through once the migration is fixed');
     } finally {
       await database.close();
       await scratch?.drop();
