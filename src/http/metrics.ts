@@ -69,10 +69,16 @@ function scrapeAllWorkers(): Promise<string> {
 }
 
 /**
- * The client address the service resolves (`request.ip`): the TCP peer, or with TRUST_PROXY the
- * address a trusted proxy forwarded for. A proxy on this machine does not make its clients local,
- * and an untrusted peer's X-Forwarded-For is not read at all.
+ * Whether the client the service resolves (after TRUST_PROXY) is on this machine: the TCP peer
+ * and every address the trusted proxies name on the way to it (`request.ips`, which ends at the
+ * resolved client) must be loopback. A proxy on this machine does not make its clients local;
+ * with TRUST_PROXY=true the leftmost X-Forwarded-For entry, which the client itself writes, is
+ * not enough, since a proxy that appends forwards `127.0.0.1, <the real address>`.
  */
+function fromThisMachine(request: { ip: string; ips?: string[] }): boolean {
+  return [request.ip, ...(request.ips ?? [])].every(isLoopback);
+}
+
 function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
   const bare = address.replace(/^::ffff:/i, '');
@@ -214,7 +220,7 @@ export const metricsPlugin = fastifyPlugin(
           throw new AppError('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'www-authenticate': 'Bearer' });
         }
         // Without a token the figures are for the machine's own scraper: nobody else learns they exist.
-        if (!options.token && !isLoopback(request.ip)) throw notFound('route');
+        if (!options.token && !fromThisMachine(request)) throw notFound('route');
         return reply.type(registry.contentType).send(await rendering.get());
       },
     );

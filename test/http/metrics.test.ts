@@ -112,6 +112,16 @@ describe('GET /metrics', () => {
     } finally {
       await proxied.close();
     }
+    // Trusting every proxy: a client that writes 127.0.0.1 first, and a proxy that appends its real address, is not local.
+    const trustingAll = await buildTestApp({ environment: { TRUST_PROXY: 'true' } });
+    try {
+      const spoofed = await trustingAll.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '127.0.0.1, 203.0.113.9' } });
+      assert.equal(spoofed.statusCode, 404, 'a spoofed leftmost loopback entry');
+      const local = await trustingAll.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '127.0.0.1' } });
+      assert.equal(local.statusCode, 200);
+    } finally {
+      await trustingAll.close();
+    }
     // Without TRUST_PROXY the header is ignored, as before: the TCP peer decides.
     const ignored = await fixture.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
     assert.equal(ignored.statusCode, 200);
