@@ -297,7 +297,7 @@ export interface MfaLoginTokensTable {
   used_at: Date | null;
 }
 
-/** A user's wrong second-factor codes in a row and its locks (API.md section 17; migration 0022). */
+/** A user's wrong second-factor codes in a row and its locks (API.md section 17; migration 0021). */
 export interface MfaFailureLocksTable {
   user_id: string;
   /** Wrong codes since the last right one or the last lock. */

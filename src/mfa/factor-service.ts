@@ -175,10 +175,11 @@ export async function regenerateRecoveryCodes(trx: Transaction<Database>, owner:
 export async function resetFactors(trx: Transaction<Database>, targetId: string, adminId: string, context: EventContext): Promise<void> {
   if (targetId === adminId) throw forbidden('Remove your own second factors under /api/auth/mfa/factors, not by a reset.');
   const user = await lockOwner(trx, targetId);
+  // The factors the lock guarded go: the user's new ones start unlocked. The count's row first,
+  // as every check takes it before the factors, so a check at the same moment cannot deadlock.
+  await deleteFailureCount(trx, user.id);
   const removed = await deleteFactorsOfUser(trx, user.id);
   await deleteRecoveryCodes(trx, user.id);
-  // The factors the lock guarded are gone: the user's new ones start unlocked.
-  await deleteFailureCount(trx, user.id);
   const ended = await endEverySession(trx, user.id);
   const factors = removed.filter((factor) => factor.confirmed_at).map((factor) => ({ id: factor.id, type: factor.type, name: factor.name }));
   await record(trx, { type: 'user.mfa_reset', subjectType: 'user', subjectId: user.id, data: { factors_removed: factors, session_ids_ended: ended } }, context);

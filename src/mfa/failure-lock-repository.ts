@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
 
 /** A user's count of wrong second-factor codes, as a check finds it under the row's lock. */
@@ -36,39 +36,36 @@ export async function countWrongCode(trx: Transaction<Database>, userId: string)
 
 /**
  * Locks the user's checks: the count starts again, and the lock lasts `firstSeconds` doubled for
- * each lock before it, at most `maxSeconds`. Returns when it ends (the database's clock).
+ * each lock before it, at most `maxSeconds`. A right code between locks does not undo the
+ * doubling (a guesser holding the password could otherwise let the owner sign in between
+ * bursts); a lock that begins a day or more after the last one ended is a first one again, so
+ * the owner who mistyped ten codes once a year is not locked for a day. Returns when it ends
+ * (the database's clock).
  */
 export async function startLock(trx: Transaction<Database>, userId: string, durations: { firstSeconds: number; maxSeconds: number }): Promise<Date> {
+  // The values before this update: the locks so far, unless the last one ended a day ago or more.
+  const locksBefore = sql<number>`(case when locked_until < now() - interval '1 day' then 0 else locks end)`;
   const row = await trx
     .updateTable('mfa_failure_locks')
-    .set((eb) => ({
+    .set({
       failures: 0,
-      locks: eb('locks', '+', 1),
-      // `locks` here is the count before this lock; capped so the power stays a small number.
-      locked_until: sql<Date>`now() + make_interval(secs => least(${durations.firstSeconds} * power(2, least(locks, 30)), ${durations.maxSeconds}))`,
+      locks: sql<number>`${locksBefore} + 1`,
+      // Capped so the power stays a small number.
+      locked_until: sql<Date>`now() + make_interval(secs => least(${durations.firstSeconds} * power(2, least(${locksBefore}, 30)), ${durations.maxSeconds}))`,
       updated_at: sql<Date>`now()`,
-    }))
+    })
     .where('user_id', '=', userId)
     .returning('locked_until')
     .executeTakeFirstOrThrow();
   return row.locked_until!;
 }
 
-/**
- * A right code: the wrong ones before it no longer count toward a lock, and the next lock is a
- * first one again. Only a guesser never gets a code right, so only a guesser's locks keep
- * doubling; the owner who mistyped ten codes once a year is not locked for a day.
- */
+/** A right code: the wrong ones before it no longer count toward a lock (the locks before stay counted). */
 export async function resetWrongCodes(trx: Transaction<Database>, userId: string): Promise<void> {
-  await trx
-    .updateTable('mfa_failure_locks')
-    .set({ failures: 0, locks: 0, updated_at: sql<Date>`now()` })
-    .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('failures', '>', 0), eb('locks', '>', 0)]))
-    .execute();
+  await trx.updateTable('mfa_failure_locks').set({ failures: 0, updated_at: sql<Date>`now()` }).where('user_id', '=', userId).where('failures', '>', 0).execute();
 }
 
 /** An erasure or an admin's reset: the user's count and locks go with its factors. */
-export async function deleteFailureCount(trx: Kysely<Database>, userId: string): Promise<void> {
+export async function deleteFailureCount(trx: Transaction<Database>, userId: string): Promise<void> {
   await trx.deleteFrom('mfa_failure_locks').where('user_id', '=', userId).execute();
 }

@@ -31,7 +31,7 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }
           'MFA_FAILURE_LIMIT (10) wrong second-factor codes in a row of one user, at logins and step-ups from any address, lock its ' +
           'second-factor checks: they are answered 400 `invalid_mfa_code` as usual, and every check after them, the right code included, ' +
           'is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email ' +
-          'at each lock; a right code starts the count afresh, and makes the next lock a first one again). The password step of POST /api/auth/login stays open meanwhile. ' +
+          'at each lock; a right code before the lock starts the count afresh; a lock a day or more after the last one ended is a first one again). The password step of POST /api/auth/login stays open meanwhile. ' +
           'A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. ' +
           'The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`.',
         body: LoginSecondStepBody,

@@ -269,7 +269,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
           'session is touched. A passkey’s assertion must answer a challenge of this session. Rate-limited like logins (per address and ' +
           'account under LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong codes ' +
           'in a row of the user, here and at logins, lock its second-factor checks: every check after them, the right code included, is 429 ' +
-          '`rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (a right code makes the next lock a first one again); the user gets an email at each lock.',
+          '`rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (a lock a day or more after the last one ended is a first one again); the user gets an email at each lock.',
         body: VerifyBody,
         response: { 200: VerifiedSchema, ...problemResponses(400, 401, 403, 413, 415) },
       },

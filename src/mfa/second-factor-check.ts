@@ -22,7 +22,7 @@ export function secondFactorLocked(retryAfterSeconds: number): AppError {
   return new AppError('rate_limited', `Too many wrong second-factor codes: this account's second-factor checks are locked. Retry in ${seconds} s.`, undefined, { 'retry-after': seconds });
 }
 
-/** A first lock lasts 15 minutes, each further one (no right code between) twice the one before, 24 hours at most. */
+/** A first lock lasts 15 minutes, each further one twice the one before (a day after the last ended: 15 minutes again), 24 hours at most. */
 const LOCK_DURATIONS = { firstSeconds: 15 * 60, maxSeconds: 24 * 60 * 60 };
 
 /** What a user sends to prove the second factor: a TOTP code, a recovery code, or a passkey's assertion. */
@@ -63,7 +63,7 @@ export async function checkSecondFactor(
   }
   const method = await provenMethod(trx, settings, user, proof, owner, context);
   if (method) {
-    if (count.failures > 0 || count.locks > 0) await resetWrongCodes(trx, user.id);
+    if (count.failures > 0) await resetWrongCodes(trx, user.id);
     return { method };
   }
   if ((await countWrongCode(trx, user.id)) >= settings.failureLimit) {

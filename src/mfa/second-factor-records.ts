@@ -15,9 +15,10 @@ export async function exportedFactors(db: Kysely<Database>, userId: string) {
  * pending login token, passkey challenge and count of wrong codes of the user goes.
  */
 export async function eraseSecondFactors(trx: Transaction<Database>, userId: string): Promise<void> {
+  // The count's row first, as every check takes it before the factors: no deadlock with a check.
+  await deleteFailureCount(trx, userId);
   await deleteFactorsOfUser(trx, userId);
   await deleteRecoveryCodes(trx, userId);
   await trx.deleteFrom('mfa_login_tokens').where('user_id', '=', userId).execute();
   await trx.deleteFrom('webauthn_challenges').where('user_id', '=', userId).execute();
-  await deleteFailureCount(trx, userId);
 }

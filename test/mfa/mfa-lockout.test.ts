@@ -157,7 +157,7 @@ describe('second factors: the lock after MFA_FAILURE_LIMIT wrong codes in a row'
     assert.equal((await stepUp(app, other, { code: otherFactor.device.next() })).statusCode, 200);
   });
 
-  it('doubles the lock at each further one, up to 24 hours, with a notice each time; a right code makes the next a first one again', async () => {
+  it('doubles the lock at each further one, up to 24 hours, with a notice each time; a right code between does not undo it, a day without a lock does', async () => {
     const { app, db } = testApp;
     const user = await createUser(app);
     const { device } = await enrolTotp(app, user);
@@ -169,13 +169,14 @@ describe('second factors: the lock after MFA_FAILURE_LIMIT wrong codes in a row'
     assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 1800, 'the second lock, twice the first');
 
     await endLock(user.id);
-    await wrongAtLogins(app, user, device, 10);
-    assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 3600, 'the third lock');
-
-    await endLock(user.id);
     assert.equal((await stepUp(app, user, { code: device.next() })).statusCode, 200, 'the lock over, the right code passes');
+    await wrongAtLogins(app, user, device, 10);
+    assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 3600, 'the third lock: a right code between does not undo the doubling');
+
+    // The last lock ended more than a day ago: the next one is a first one again.
+    await db.updateTable('mfa_failure_locks').set({ locked_until: new Date(Date.now() - 25 * 3600_000) }).where('user_id', '=', user.id).execute();
     await wrongAtStepUps(app, user, () => ({ code: device.wrong() }), 10);
-    assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 900, 'after a right code, a first lock again');
+    assertAbout(lockedFor(await stepUp(app, user, { code: device.wrong() })), 900, 'a day without a lock: a first lock again');
 
     // After the 7th lock a doubled lock would pass 24 hours: it lasts 24 hours.
     await db.updateTable('mfa_failure_locks').set({ locks: 7, locked_until: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
