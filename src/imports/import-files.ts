@@ -3,6 +3,7 @@ import { setImmediate } from 'node:timers/promises';
 import { CsvError, parse } from 'csv-parse';
 import type { ImportFormat } from '../db/tables.js';
 import { MAX_ATTRIBUTE_KEYS } from '../variants/variant-schemas.js';
+import { textProblem } from './cell-text.js';
 
 /** A row of an import file: where it starts, and its cells (CSV, by column) or its JSON value. */
 export interface FileRow {
@@ -47,12 +48,15 @@ function checkHeader(header: string[]): void {
   }
   const seen = new Set<string>();
   for (const column of header) {
+    // Checked before the name is quoted in a message, which the database must be able to store.
+    const problem = textProblem(column);
+    if (problem) throw new FileProblem(1, `a column name ${problem}`);
     const known = (KNOWN_COLUMNS as readonly string[]).includes(column) || (REPORT_COLUMNS as readonly string[]).includes(column);
     const key = column.startsWith(ATTRIBUTE_PREFIX) ? column.slice(ATTRIBUTE_PREFIX.length) : undefined;
     if (!known && (key === undefined || key.length < 1 || key.length > 50)) {
       throw new FileProblem(1, `unknown column "${shortened(column)}": the columns are ${KNOWN_COLUMNS.join(', ')} and attributes.<key> (a key of 1 to 50 characters)`);
     }
-    if (seen.has(column)) throw new FileProblem(1, `the column "${column}" appears twice`);
+    if (seen.has(column)) throw new FileProblem(1, `the column "${shortened(column)}" appears twice`);
     seen.add(column);
   }
   if (!seen.has('sku')) throw new FileProblem(1, 'the header has no "sku" column');

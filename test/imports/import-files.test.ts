@@ -132,6 +132,11 @@ describe('import files: bounds', () => {
     await assert.rejects(allRows('csv', `${many}\nS-1\n`), { line: 1, message: 'the header has 201 columns: at most 200' });
   });
 
+  it('fails a header whose column name holds a NUL character at line 1, in words the database can store', async () => {
+    await assert.rejects(allRows('csv', 'sku,attributes.\u0000\nS-1,x\n'), { line: 1, message: 'a column name must not contain a NUL character' });
+    await assert.rejects(allRows('csv', 'sku,colour\u0000\nS-1,x\n'), { line: 1, message: 'a column name must not contain a NUL character' });
+  });
+
   it('fails a row over 64 KiB alone, unread, in CSV and in JSON lines; the rows after it are read', async () => {
     const big = 'x'.repeat(64 * 1024);
     const csv = await allRows('csv', `sku,name\nS-1,small\nS-2,"${big}\nstill the name"\nS-3,small\n`);
