@@ -20,9 +20,12 @@ import { toVariantResponse } from '../src/variants/variant-response.js';
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+// Behind a pooler in transaction mode a named statement may meet a server connection that never
+// prepared it: there the reference sends unnamed statements, as the service does in that mode.
+const statementName = process.env.DATABASE_POOL_MODE === 'transaction' ? undefined : 'variant';
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
-  const result = await pool.query<VariantRow>({ name: 'variant', text: 'select * from variants where id = $1', values: [request.params.id] });
+  const result = await pool.query<VariantRow>({ name: statementName, text: 'select * from variants where id = $1', values: [request.params.id] });
   const row = result.rows[0];
   reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
   if (!row) return reply.code(404).send({ code: 'not_found' });

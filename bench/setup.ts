@@ -88,8 +88,8 @@ export function benchScenarios(data: Awaited<ReturnType<typeof seed>>): Scenario
 }
 
 /** The bare reference of the by-id read (bench/reference-server.ts). */
-export async function startReference(databaseUrl: string) {
-  return startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10' }, 'bench/reference-server.ts');
+export async function startReference(databaseUrl: string, poolMode = 'session') {
+  return startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', DATABASE_POOL_MODE: poolMode }, 'bench/reference-server.ts');
 }
 
 /**
