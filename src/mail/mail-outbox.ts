@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
 
 export interface Mail {
@@ -10,7 +10,7 @@ export interface Mail {
 }
 
 /** Queues a mail in the caller's transaction: it is sent only if the change it reports commits. */
-export async function queueMail(trx: Kysely<Database>, mail: Mail): Promise<void> {
+export async function queueMail(trx: Transaction<Database>, mail: Mail): Promise<void> {
   const now = new Date();
   await trx
     .insertInto('email_outbox')
@@ -35,7 +35,7 @@ export async function purgeSentMails(db: Kysely<Database>): Promise<number> {
 }
 
 /** An erasure: every mail to these addresses goes, queued or sent (their bodies name the person). */
-export async function forgetMailTo(trx: Kysely<Database>, addresses: string[]): Promise<void> {
+export async function forgetMailTo(trx: Transaction<Database>, addresses: string[]): Promise<void> {
   if (addresses.length === 0) return;
   await trx.deleteFrom('email_outbox').where(sql<string>`lower(to_address)`, 'in', addresses.map((address) => address.toLowerCase())).execute();
 }

@@ -59,7 +59,7 @@ const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.
  * in 24 hours (429; a refused change does not count).
  */
 async function writeProfile(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   current: UserRow,
   next: { name: string; email: string; phone: string | null },
   mail: MailSettings,
@@ -106,7 +106,7 @@ const userEvent = (type: EventType, user: UserRow, data: Record<string, unknown>
 });
 
 /** Records user.updated for a profile change that changed something. */
-async function recordProfileChange(trx: Kysely<Database>, before: UserRow, after: UserRow, context: EventContext): Promise<UserRow> {
+async function recordProfileChange(trx: Transaction<Database>, before: UserRow, after: UserRow, context: EventContext): Promise<UserRow> {
   await record(trx, userEvent('user.updated', after, changedFields(profileOf(before), profileOf(after), [...PROFILE_FIELDS])), context);
   return after;
 }
