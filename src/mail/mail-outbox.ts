@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, EmailRow } from '../db/tables.js';
+import { settledColumns, type Outcome, type Settlement } from '../jobs/work-queue.js';
 
 export interface Mail {
   to: string;
@@ -38,4 +39,25 @@ export async function purgeSentMails(db: Kysely<Database>): Promise<number> {
 export async function forgetMailTo(trx: Transaction<Database>, addresses: string[]): Promise<void> {
   if (addresses.length === 0) return;
   await trx.deleteFrom('email_outbox').where(sql<string>`lower(to_address)`, 'in', addresses.map((address) => address.toLowerCase())).execute();
+}
+
+/** What a sent mail's row keeps: when it went, and no longer its bodies. */
+export interface SentMailColumns {
+  sent_at: Date;
+  text_body: string;
+  html_body: string;
+}
+
+const MAIL_STATUS = { done: 'sent', retry: 'pending', failed: 'failed' } as const satisfies Record<Outcome, EmailRow['status']>;
+
+/** A send's result, under the claim it was made with (the outbox's settle on the work queue). */
+export async function settleMail(trx: Transaction<Database>, mail: EmailRow, settlement: Settlement<SentMailColumns>): Promise<boolean> {
+  const settled = await trx
+    .updateTable('email_outbox')
+    .set({ ...settledColumns(settlement), status: MAIL_STATUS[settlement.outcome], ...settlement.columns })
+    .where('id', '=', mail.id)
+    .where('claim_token', '=', mail.claim_token)
+    .returning('id')
+    .executeTakeFirst();
+  return settled !== undefined;
 }

@@ -5,14 +5,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database, EmailRow } from '../../src/db/tables.js';
 import { WorkQueue, type QueueDefinition } from '../../src/jobs/work-queue.js';
-import { queueMail } from '../../src/mail/mail-outbox.js';
+import { queueMail, settleMail, type SentMailColumns } from '../../src/mail/mail-outbox.js';
 import { buildTestApp, onPostgres, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
 
 const quiet = { warn: () => {}, info: () => {}, error: () => {} } as unknown as FastifyBaseLogger;
 
 /** A queue over the email outbox whose attempts the test decides; nothing is sent anywhere. */
-function outboxQueue(attempt: QueueDefinition<EmailRow>['attempt'], overrides: Partial<QueueDefinition<EmailRow>> = {}): QueueDefinition<EmailRow> {
-  return { name: 'test-queue', table: 'email_outbox', doneStatus: 'sent', deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
+function outboxQueue(attempt: QueueDefinition<EmailRow, SentMailColumns>['attempt'], overrides: Partial<QueueDefinition<EmailRow, SentMailColumns>> = {}): QueueDefinition<EmailRow, SentMailColumns> {
+  return { name: 'test-queue', table: 'email_outbox', settle: settleMail, deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
 }
 
 /** The app's own outbox loop stopped, so only the test's queue claims the rows it queues. */
