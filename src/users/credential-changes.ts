@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { endSessions } from '../sessions/session-repository.js';
+import { endSessions } from '../sessions/session-service.js';
 import { spendAccountTokens } from './account-token-repository.js';
 
 /**

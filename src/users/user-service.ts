@@ -13,6 +13,9 @@ import { spendAccountTokens } from './account-token-repository.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
+/** The reads other areas make of users' rows: a login's (auth, mfa), a factor change's lock (mfa), an erasure's (privacy). */
+export { addressesNobodyHolds, findUserByEmail, findUserById, findUserByIdForUpdate, findUserRecord, lockUserForLogin } from './user-repository.js';
+
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
 export const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
 const passwordNeeded = () => validationFailed('/current_password', 'is required to change the email address');

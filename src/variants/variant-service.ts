@@ -12,6 +12,9 @@ import { assertAboveReserved, closeStock, createStockedVariants, openStock, setS
 import { deleteVariant, findVariantById, findVariantByIdForUpdate, insertVariant, replaceVariantFields, type VariantFields } from './variant-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
 
+/** The reads an import's batch and an export make of the variants (imports). */
+export { attributeKeysOf, existingVariantIds, lockVariantsBySku, variantsOldestFirstPage, variantsWithAttributes, type VariantFilter } from './variant-repository.js';
+
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
 
 /** The database's unique indexes are the rule; this only names the one that fired. */
