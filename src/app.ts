@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { authPlugin } from './auth/auth-plugin.js';
 import { clientsPlugin } from './clients/clients-plugin.js';
+import { noteClientUsed } from './clients/client-service.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
@@ -67,7 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerAdminConsole(app);
   await app.register(operationsRoutes, { database });
 
-  await app.register(sessionsPlugin, { config, database });
+  // The admission notes an API client's use; the clients area, which owns api_clients, writes it.
+  await app.register(sessionsPlugin, { config, database, noteClientUse: noteClientUsed });
   await app.register(mailPlugin, { database });
   await app.register(usersPlugin, { database, tellOperator: options.tellOperator });
   await app.register(authPlugin, { database });

@@ -7,7 +7,7 @@ import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
 import { secondStepOf, type SecondStep } from '../mfa/mfa-login-service.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
-import { findUserByEmail, lockUserForLogin } from '../users/user-repository.js';
+import { findUserByEmail, lockUserForLogin } from '../users/user-service.js';
 
 export const invalidCredentials = () => new AppError('invalid_credentials', 'The email or password is wrong.');
 

@@ -2,8 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, SigningKeyRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
-import { findActiveSigningKey, lockSigningKeys } from '../sessions/signing-key-repository.js';
-import { replaceActiveKey, type RotationSettings } from '../sessions/signing-key-service.js';
+import { findActiveSigningKey, lockSigningKeys, replaceActiveKey, type RotationSettings } from '../sessions/signing-key-service.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -90,3 +90,15 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
     .where('api_clients.deleted_at', 'is', null)
     .executeTakeFirst();
 }
+
+/**
+ * Notes a client, and the secret it sent, as used: at most one write a minute each, however many
+ * requests it makes (`last_used_at` of API.md section 11). Sessions' admission calls it through
+ * what app.ts hands the sessions plugin (sessions may not import clients); the token endpoint too.
+ */
+export async function noteClientUsed(db: Kysely<Database>, clientId: string, secretId: string | null): Promise<void> {
+  await sql`update api_clients set last_used_at = now() where id = ${clientId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`.execute(db);
+  if (secretId) {
+    await sql`update api_client_secrets set last_used_at = now() where id = ${secretId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`.execute(db);
+  }
+}

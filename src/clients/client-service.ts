@@ -10,6 +10,9 @@ import { hashClientSecret, newClientSecret, PREFIX_LENGTH } from '../sessions/cl
 import { deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
 import type { ClientPatch, CreateClientInput } from './client-schemas.js';
 
+/** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
+export { noteClientUsed } from './client-repository.js';
+
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
 

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { hashClientSecret, SECRET_PATTERN, secretMatches } from '../sessions/client-secrets.js';
-import { touchClient } from '../sessions/client-use-repository.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { findUsableSecret } from './client-repository.js';
+import { findUsableSecret, noteClientUsed } from './client-repository.js';
 
 /** An error of the token endpoint in RFC 6749 section 5.2's words. */
 export class OAuthError extends Error {
@@ -52,6 +51,6 @@ export async function grantClientToken(db: Kysely<Database>, issuer: TokenIssuer
   const missing = asked.filter((scope) => !secret.scopes.includes(scope));
   if (missing.length > 0) throw new OAuthError('invalid_scope', `The client does not hold ${missing.join(', ')}.`, 400);
   const scopes = [...new Set(asked)];
-  await touchClient(db, secret.client_id, secret.secret_id);
+  await noteClientUsed(db, secret.client_id, secret.secret_id);
   return { access_token: issuer.signClientToken(secret.client_id, scopes, secret.token_generation), token_type: 'Bearer' as const, expires_in: issuer.accessTokenTtlSeconds, scope: scopes.join(' ') };
 }

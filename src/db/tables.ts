@@ -169,7 +169,8 @@ export interface VariantsTable {
   sku: string;
   name: string;
   price: number;
-  stock: number;
+  /** inventory/'s, as `reserved`: a new row starts at 0 (the column's default), and inventory opens it. */
+  stock: ColumnType<number, number | undefined, number>;
   reserved: ColumnType<number, number | undefined, number>;
   attributes: ColumnType<Record<string, string>, string, string>;
   version: ColumnType<number, number | undefined, number>;

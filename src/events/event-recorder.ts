@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, EventRow } from '../db/tables.js';
 import type { EventType, SubjectType } from './event-types.js';
 import { activeTraceparent } from '../tracing.js';
@@ -78,7 +78,7 @@ function eventRow(event: NewEvent, context: EventContext, now: Date) {
  * (the outbox): a crash between commit and send loses nothing. `onlyTo` sends it to that one
  * webhook instead, whatever it subscribes to (a ping).
  */
-export async function record(trx: Kysely<Database>, event: NewEvent, context: EventContext, onlyTo?: { webhookId: string }): Promise<EventRow> {
+export async function record(trx: Transaction<Database>, event: NewEvent, context: EventContext, onlyTo?: { webhookId: string }): Promise<EventRow> {
   const now = new Date();
   const row = eventRow(event, context, now);
   const subscribers = onlyTo ? sql`webhooks.id = ${onlyTo.webhookId}` : sql`webhooks.enabled and (${event.type} = any(webhooks.events) or '*' = any(webhooks.events))`;
@@ -104,7 +104,7 @@ export async function record(trx: Kysely<Database>, event: NewEvent, context: Ev
  * webhooks its type reaches. The same rows `record` would write, in one round trip. They share
  * one `created_at`, so a list orders them by id.
  */
-export async function recordMany(trx: Kysely<Database>, events: NewEvent[], context: EventContext): Promise<void> {
+export async function recordMany(trx: Transaction<Database>, events: NewEvent[], context: EventContext): Promise<void> {
   if (events.length === 0) return;
   await sql`with ${recordingSteps(events, [], context)} select 1`.execute(trx);
 }

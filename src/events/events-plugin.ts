@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatabaseHandle } from '../db/database.js';
 import type { DeliveryRow } from '../db/tables.js';
 import type { WorkQueue } from '../jobs/work-queue.js';
+import type { DeliveryAttemptColumns } from './webhook-repository.js';
 import fastifyPlugin from 'fastify-plugin';
 import { deleteEventsBefore } from './event-repository.js';
 import { eventRoutes } from './event-routes.js';
@@ -16,7 +17,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 declare module 'fastify' {
   interface FastifyInstance {
     /** The delivery loop: a ping or a retry wakes it, so the attempt comes at once. */
-    webhookDeliveries: WorkQueue<DeliveryRow>;
+    webhookDeliveries: WorkQueue<DeliveryRow, DeliveryAttemptColumns>;
   }
 }
 

@@ -3,6 +3,7 @@ import https from 'node:https';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, DeliveryRow, EventRow, WebhookRow } from '../db/tables.js';
 import type { Attempt, QueueDefinition } from '../jobs/work-queue.js';
+import { settleDelivery, type DeliveryAttemptColumns } from './webhook-repository.js';
 import { record, SERVICE_CONTEXT } from './event-recorder.js';
 import { toEventResponse } from './event-response.js';
 import { signDelivery } from './webhook-signature.js';
@@ -21,7 +22,7 @@ const MAX_ERROR_LENGTH = 500;
  * One POST of an event, in a span of its own (tracing on) linked to the trace of the request that
  * recorded the event; the span is sent as `traceparent`, so the consumer's trace joins it.
  */
-function send(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, signal: AbortSignal): Promise<Attempt> {
+function send(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, signal: AbortSignal): Promise<Attempt<DeliveryAttemptColumns>> {
   const url = new URL(webhook.url);
   const attributes = { 'http.request.method': 'POST', 'server.address': url.hostname, 'url.scheme': url.protocol.replace(':', '') };
   return inSpan('webhook POST', { kind: SpanKind.CLIENT, attributes, links: linkTo(event.trace_parent) }, async (span) => {
@@ -31,7 +32,7 @@ function send(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, sign
   });
 }
 
-function post(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, signal: AbortSignal, traceHeaders: Record<string, string>): Promise<Attempt> {
+function post(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, signal: AbortSignal, traceHeaders: Record<string, string>): Promise<Attempt<DeliveryAttemptColumns>> {
   const body = JSON.stringify(toEventResponse(event));
   const timestamp = Math.floor(Date.now() / 1000);
   const url = new URL(webhook.url);
@@ -71,7 +72,7 @@ function post(webhook: WebhookRow, event: EventRow, rules: WebhookUrlRules, sign
 }
 
 /** A webhook that failed for 3 days is disabled by the service (`webhook.disabled`); a success resets the count. */
-async function noteWebhookHealth(trx: Transaction<Database>, delivery: DeliveryRow, attempt: Attempt): Promise<void> {
+async function noteWebhookHealth(trx: Transaction<Database>, delivery: DeliveryRow, attempt: Attempt<DeliveryAttemptColumns>): Promise<void> {
   if (attempt.ok) {
     await trx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', delivery.webhook_id).execute();
     return;
@@ -97,11 +98,11 @@ async function noteWebhookHealth(trx: Transaction<Database>, delivery: DeliveryR
  * and the event is read as it is now, so a delivery of an erased user's event sends the
  * scrubbed body.
  */
-export function webhookDeliveryQueue(db: Kysely<Database>, rules: WebhookUrlRules): QueueDefinition<DeliveryRow> {
+export function webhookDeliveryQueue(db: Kysely<Database>, rules: WebhookUrlRules): QueueDefinition<DeliveryRow, DeliveryAttemptColumns> {
   return {
     name: 'deliver-webhooks',
     table: 'webhook_deliveries',
-    doneStatus: 'succeeded',
+    settle: settleDelivery,
     deadlineMs: DEADLINE_MS,
     // Three times the deadline: a claim lapses only when its instance died mid-send.
     leaseSeconds: (3 * DEADLINE_MS) / 1000,

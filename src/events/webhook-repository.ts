@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import { callerRead } from '../sessions/caller-query.js';
 import type { Database, DeliveryRow, WebhookRow } from '../db/tables.js';
+import { settledColumns, type Outcome, type Settlement } from '../jobs/work-queue.js';
 
 /** A webhook by id, beside the caller. */
 export const webhookById = callerRead<WebhookRow, [string]>('webhooks.byId', (db, id) => db.selectFrom('webhooks').selectAll().where('id', '=', id));
@@ -77,4 +78,24 @@ export async function requeueDelivery(db: Kysely<Database>, id: string): Promise
     .where('id', '=', id)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', sql<Date>`now()`)]))
     .execute();
+}
+
+/** What an attempt of a delivery keeps: the status code it got (null without an answer), and when it was delivered. */
+export interface DeliveryAttemptColumns {
+  last_status_code: number | null;
+  delivered_at?: Date;
+}
+
+const DELIVERY_STATUS = { done: 'succeeded', retry: 'pending', failed: 'failed' } as const satisfies Record<Outcome, DeliveryRow['status']>;
+
+/** A delivery attempt's result, under the claim it was made with (the delivery queue's settle). */
+export async function settleDelivery(trx: Transaction<Database>, delivery: DeliveryRow, settlement: Settlement<DeliveryAttemptColumns>): Promise<boolean> {
+  const settled = await trx
+    .updateTable('webhook_deliveries')
+    .set({ ...settledColumns(settlement), status: DELIVERY_STATUS[settlement.outcome], ...settlement.columns })
+    .where('id', '=', delivery.id)
+    .where('claim_token', '=', delivery.claim_token)
+    .returning('id')
+    .executeTakeFirst();
+  return settled !== undefined;
 }

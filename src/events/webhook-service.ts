@@ -84,7 +84,7 @@ export async function pingWebhook(trx: Transaction<Database>, id: string, contex
   return (await findDeliveryOf(trx, id, event.id))!;
 }
 
-async function findDeliveryOf(trx: Kysely<Database>, webhookId: string, eventId: string): Promise<DeliveryWithType | undefined> {
+async function findDeliveryOf(trx: Transaction<Database>, webhookId: string, eventId: string): Promise<DeliveryWithType | undefined> {
   const row = await trx.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhookId).where('event_id', '=', eventId).executeTakeFirst();
   return row && findDelivery(trx, webhookId, row.id);
 }

@@ -9,6 +9,9 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from './problem-reply.js';
 
 export type { StoredReply } from './idempotency-key-repository.js';
 
+/** An erasure forgets the stored replies that name the user (privacy). */
+export { forgetRepliesAbout } from './idempotency-key-repository.js';
+
 /** Any route's reply, whatever its schema: a replay may be a success or a stored problem. */
 type AnyReply = FastifyReply<any, any, any, any, any, any, any, any>;
 

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { everyRow } from '../db/list-queries.js';
 import type { Database, ImportFormat, VariantRow } from '../db/tables.js';
 import { AppError } from '../http/errors.js';
-import { attributeKeysOf, variantsOldestFirstPage, type VariantFilter } from '../variants/variant-repository.js';
+import { attributeKeysOf, variantsOldestFirstPage, type VariantFilter } from '../variants/variant-service.js';
 import { spreadsheetSafe, withoutFormulaQuote } from './cell-text.js';
 import { ATTRIBUTE_PREFIX, KNOWN_COLUMNS } from './import-files.js';
 import { deleteUpload, importErrorColumns, importErrorsAfter, insertUploadPiece, newUploadId, UPLOAD_PIECE_BYTES } from './import-repository.js';

@@ -4,14 +4,16 @@ import type { Database, VariantRow } from '../db/tables.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validation.js';
-import { existingVariantIds, lockVariantsBySku, variantsWithAttributes } from '../variants/variant-repository.js';
 import { VariantBody } from '../variants/variant-schemas.js';
 import {
   createImported,
   createManyImported,
+  existingVariantIds,
+  lockVariantsBySku,
   sameVariantState,
   translateConflict,
   variantStateOf,
+  variantsWithAttributes,
   writeImportedChange,
   type ChangeOrigin,
   type VariantState,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, VariantImportRow } from '../db/tables.js';
+import { settledColumns, type Outcome, type Settlement } from '../jobs/work-queue.js';
 import { callerRead } from '../sessions/caller-query.js';
 
 export type NewImport = Pick<VariantImportRow, 'id' | 'upload_id' | 'format' | 'mode' | 'on_error' | 'dry_run' | 'byte_size' | 'created_by' | 'actor_type'>;
@@ -182,3 +183,22 @@ export async function deleteAbandonedUploads(db: Kysely<Database>): Promise<numb
 }
 
 export const newUploadId = () => randomUUID();
+
+/** What a run that ended keeps: the status it came to (a run ends succeeded, failed or cancelled by its own rows). */
+export interface ImportRunColumns {
+  status: VariantImportRow['status'];
+}
+
+const IMPORT_STATUS = { done: 'succeeded', retry: 'pending', failed: 'failed' } as const satisfies Record<Outcome, VariantImportRow['status']>;
+
+/** A run's result, under the claim it was made with (the import queue's settle). */
+export async function settleImportRun(trx: Transaction<Database>, row: VariantImportRow, settlement: Settlement<ImportRunColumns>): Promise<boolean> {
+  const settled = await trx
+    .updateTable('variant_imports')
+    .set({ ...settledColumns(settlement), status: IMPORT_STATUS[settlement.outcome], ...settlement.columns })
+    .where('id', '=', row.id)
+    .where('claim_token', '=', row.claim_token)
+    .returning('id')
+    .executeTakeFirst();
+  return settled !== undefined;
+}

@@ -16,6 +16,7 @@ import {
   type FailedRow,
   type ImportClaim,
   type ImportProgress,
+  type ImportRunColumns,
 } from './import-repository.js';
 import { readRow, type ReadRow } from './import-rows.js';
 
@@ -240,7 +241,7 @@ const originOf = (row: VariantImportRow) => ({ createReason: `import ${row.id}`,
  * counts the file's rows once, and applies them. A file it cannot read fails the import at
  * once. A cancelled import, or one another instance took over, is left as it is.
  */
-export async function runImport(runner: ImportRunner, row: VariantImportRow, signal: AbortSignal): Promise<Attempt> {
+export async function runImport(runner: ImportRunner, row: VariantImportRow, signal: AbortSignal): Promise<Attempt<ImportRunColumns>> {
   const claim: ImportClaim = { id: row.id, claimToken: row.claim_token! };
   try {
     const start = { status: 'running' as const, ...(row.started_at ? {} : { started_at: new Date() }) };

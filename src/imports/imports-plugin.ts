@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
-import type { VariantImportRow } from '../db/tables.js';
-import { deleteAbandonedUploads, purgeImportsFinishedBefore } from './import-repository.js';
+import { deleteAbandonedUploads, purgeImportsFinishedBefore, settleImportRun } from './import-repository.js';
 import { importRoutes } from './import-routes.js';
 import { ImportSchema } from './import-schemas.js';
 import { finishAbandoned, runImport } from './import-service.js';
@@ -21,10 +20,10 @@ export const importsPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
     const { db, concurrent } = options.database;
     const runner = { db, concurrent };
-    const queue = app.jobs.addQueue<VariantImportRow>(db, {
+    const queue = app.jobs.addQueue(db, {
       name: 'run-imports',
       table: 'variant_imports',
-      doneStatus: 'succeeded',
+      settle: settleImportRun,
       dueStatuses: ['pending', 'running'],
       deadlineMs: 6 * HOUR_MS,
       leaseSeconds: 60,
@@ -33,8 +32,8 @@ export const importsPlugin = fastifyPlugin(
       // A run that failed (the database went away) is tried again, from its checkpoint.
       retryDelaySeconds: (row) => (row.attempts < MAX_ATTEMPTS ? 15 * row.attempts : undefined),
       attempt: (row, signal) => runImport(runner, row, signal),
-      afterSettle: async (trx, row, attempt, status) => {
-        if (status === 'failed' && !attempt.ok) await finishAbandoned(trx, row);
+      afterSettle: async (trx, row, attempt, outcome) => {
+        if (outcome === 'failed' && !attempt.ok) await finishAbandoned(trx, row);
       },
     });
     app.jobs.add({ name: 'purge-import-uploads', everyMs: HOUR_MS, run: () => deleteAbandonedUploads(db) });

@@ -9,6 +9,9 @@ import type { ReservationInput } from './reservation-schemas.js';
 import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
 
+/** A user's reservations with their lines, for a data export (privacy). */
+export { reservationsCreatedByPage, withLinesOfPage } from './reservation-repository.js';
+
 const DEFAULT_EXPIRES_IN = 900;
 const EXPIRY_BATCH = 100;
 

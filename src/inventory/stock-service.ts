@@ -5,7 +5,7 @@ import { AppError, validationFailed, type FieldProblem } from '../http/errors.js
 import { lockForWrite } from '../http/preconditions.js';
 import { lockVariantsOfLines } from './line-variants.js';
 import { insertStockMovement, insertStockMovements } from './stock-movement-repository.js';
-import { lockVariant, takeHeldUnits, writeStock } from './stock-repository.js';
+import { insertVariantsWithStock, lockVariant, takeHeldUnits, writeStock, type StockedVariant } from './stock-repository.js';
 
 const MAX_STOCK = 1e9;
 
@@ -21,9 +21,9 @@ export interface StockNote {
 /**
  * The one owner of stock: every change of a variant's `stock` and `reserved` goes through here
  * (reservations through reservation-service.ts), with its movement in the same transaction, so a
- * variant's stock is always the sum of its movements. One stock is written elsewhere, and only
- * its movement here: an import batch's rows are inserted with their opening stock
- * (writeOpeningMovements).
+ * variant's stock is always the sum of its movements. The variants area inserts a variant with
+ * no stock and calls openStock; an import's batch is inserted here with its opening stock
+ * (createStockedVariants), its fields as variants decided them.
  */
 
 /**
@@ -38,17 +38,18 @@ export async function openStock(trx: Transaction<Database>, variant: VariantRow,
 }
 
 /**
- * The first movements of many variants just created with their opening stock (an import's
- * batch), in one statement. The rows were inserted with their stock (insertVariants): written
- * afterwards, as openStock does for one, it rewrote every row of the batch and took a quarter of
- * the import's time. Like openStock, no event: each belongs to its `variant.created`.
+ * Many variants just decided by the variants area (an import's batch), inserted with their
+ * opening stock, and their first movements: a few statements for the whole batch
+ * (insertVariantsWithStock says why the stock goes in with the row). Like openStock, no event:
+ * each movement belongs to its `variant.created`.
  */
-export async function writeOpeningMovements(trx: Transaction<Database>, opening: { variantId: string; stock: number }[], note: StockNote): Promise<void> {
-  const stocked = opening.filter((item) => item.stock !== 0);
-  if (stocked.length === 0) return;
+export async function createStockedVariants(trx: Transaction<Database>, variants: StockedVariant[], note: StockNote): Promise<void> {
+  if (variants.length === 0) return;
+  await insertVariantsWithStock(trx, variants);
+  const stocked = variants.filter((variant) => variant.stock !== 0);
   await insertStockMovements(
     trx,
-    stocked.map((item) => ({ variant_id: item.variantId, delta: item.stock, stock_after: item.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
+    stocked.map((variant) => ({ variant_id: variant.id, delta: variant.stock, stock_after: variant.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
   );
 }
 

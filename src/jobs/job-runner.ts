@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
+import type { Database } from '../db/tables.js';
 import { inBackgroundRun } from '../tracing.js';
 import { WorkQueue, type QueueDefinition, type QueueRow } from './work-queue.js';
 
@@ -24,7 +25,7 @@ export class JobRunner {
   private readonly jobs = new Map<string, Job>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Promise<void>>();
-  private readonly queues: WorkQueue<any>[] = [];
+  private readonly queues: WorkQueue<any, any>[] = [];
   private readonly passesEnded = new Map<string, number>();
   private started = false;
 
@@ -37,7 +38,7 @@ export class JobRunner {
   }
 
   /** An outbox on the one claim-send-retry loop (work-queue.ts), polled every `everyMs`. */
-  addQueue<Row extends QueueRow>(db: Kysely<any>, definition: QueueDefinition<Row>, everyMs = 1000): WorkQueue<Row> {
+  addQueue<Row extends QueueRow, Columns>(db: Kysely<Database>, definition: QueueDefinition<Row, Columns>, everyMs = 1000): WorkQueue<Row, Columns> {
     const queue = new WorkQueue(db, definition, this.log);
     this.add({ name: definition.name, everyMs, run: () => queue.pass() });
     this.queues.push(queue);

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { inBackgroundRun, inSpan, outsideAnyTrace, SpanStatusCode } from '../tracing.js';
 
-/** The columns every queue table has (email_outbox, webhook_deliveries, variant_imports). */
+/**
+ * The columns every queue's table has. The table is its area's (mail's outbox, events' webhook
+ * deliveries, imports' runs): the area names it and writes each attempt's result (`settle`);
+ * the loop writes only these columns, and `claimed_until`, to claim a row and renew its claim.
+ */
 export interface QueueRow {
   id: string;
   attempts: number;
@@ -12,13 +17,41 @@ export interface QueueRow {
   claim_token: string | null;
 }
 
-/** What an attempt came to; `columns` are written with the result (a status code, a sent time). */
-export type Attempt = { ok: true; columns?: Record<string, unknown> } | { ok: false; error: string; final?: boolean; columns?: Record<string, unknown> };
+/** What an attempt came to; `columns` are written with the result by the queue's `settle` (a status code, a sent time). */
+export type Attempt<Columns = Record<string, never>> = { ok: true; columns?: Columns } | { ok: false; error: string; final?: boolean; columns?: Columns };
 
-export interface QueueDefinition<Row extends QueueRow> {
+/** Where a row stands after an attempt: done, due again after a pause, or failed for good. */
+export type Outcome = 'done' | 'retry' | 'failed';
+
+/** An attempt's result, as the queue's `settle` writes it on the row. */
+export interface Settlement<Columns> {
+  outcome: Outcome;
+  /** The attempt's error; null when it succeeded. */
+  error: string | null;
+  /** With `retry`: the pause before the next attempt. */
+  retryDelaySeconds?: number;
+  /** What the attempt adds (Attempt's `columns`). */
+  columns?: Columns;
+}
+
+/**
+ * The columns every settle writes, whatever the queue: the claim ends, the error is kept, and a
+ * retry is due after its pause. The owning area adds its status and the attempt's columns.
+ */
+export function settledColumns(settlement: Settlement<unknown>) {
+  return {
+    claimed_until: null,
+    claim_token: null,
+    last_error: settlement.error,
+    ...(settlement.retryDelaySeconds === undefined ? {} : { next_attempt_at: sql<Date>`now() + make_interval(secs => ${settlement.retryDelaySeconds})` }),
+  };
+}
+
+export interface QueueDefinition<Row extends QueueRow, Columns = Record<string, never>> {
   /** The job's name (logs, `runNow`). */
   name: string;
-  table: 'email_outbox' | 'webhook_deliveries' | 'variant_imports';
+  /** The queue's table, named by the area that owns it and adds the queue. */
+  table: string;
   /** The statuses a row is due in (default `pending`): an import whose instance died is `running`. */
   dueStatuses?: readonly string[];
   /**
@@ -27,8 +60,6 @@ export interface QueueDefinition<Row extends QueueRow> {
    * a renewal that finds the row taken over aborts the attempt.
    */
   renewLeaseEveryMs?: number;
-  /** The status a row gets once its attempt succeeded (`pending` and `failed` are the others). */
-  doneStatus: string;
   /** The longest an attempt may take: its signal aborts then, and its result is a failure. */
   deadlineMs: number;
   /** How long a claim keeps other instances off a row; longer than the deadline and the settle. */
@@ -44,9 +75,15 @@ export interface QueueDefinition<Row extends QueueRow> {
    * once, within the abort (an SMTP send destroys its connection): the failure is recorded right
    * after, and the row's next attempt may follow.
    */
-  attempt(row: Row, signal: AbortSignal): Promise<Attempt>;
-  /** More work in the settle's transaction (a webhook's failure count). */
-  afterSettle?(trx: Transaction<any>, row: Row, attempt: Attempt, status: string): Promise<void>;
+  attempt(row: Row, signal: AbortSignal): Promise<Attempt<Columns>>;
+  /**
+   * Writes an attempt's result on its row, only under the claim it was made with (`claim_token`):
+   * the owning area's statement, its status for each outcome and the attempt's columns with
+   * settledColumns. False when the row was taken over meanwhile (nothing written).
+   */
+  settle(trx: Transaction<Database>, row: Row, settlement: Settlement<Columns>): Promise<boolean>;
+  /** More work in the settle's transaction, once the row is settled (a webhook's failure count). */
+  afterSettle?(trx: Transaction<Database>, row: Row, attempt: Attempt<Columns>, outcome: Outcome): Promise<void>;
 }
 
 /**
@@ -58,7 +95,7 @@ export interface QueueDefinition<Row extends QueueRow> {
  * under its own claim (`claim_token`), so no row is attempted twice at once because a sender
  * was slow.
  */
-export class WorkQueue<Row extends QueueRow> {
+export class WorkQueue<Row extends QueueRow, Columns = Record<string, never>> {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perDestination = new Map<string, number>();
   private passing: Promise<number> | undefined;
@@ -68,8 +105,8 @@ export class WorkQueue<Row extends QueueRow> {
   private stopped = false;
 
   constructor(
-    private readonly db: Kysely<any>,
-    private readonly definition: QueueDefinition<Row>,
+    private readonly db: Kysely<Database>,
+    private readonly definition: QueueDefinition<Row, Columns>,
     private readonly log: FastifyBaseLogger,
   ) {
     // An attempt outliving its claim could be claimed and made again by another instance.
@@ -211,11 +248,11 @@ export class WorkQueue<Row extends QueueRow> {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new Error(`no result within ${this.definition.deadlineMs / 1000} s`)), this.definition.deadlineMs);
       const renewal = this.renewLease(row, controller);
-      let attempt: Attempt;
+      let attempt: Attempt<Columns>;
       try {
         attempt = await Promise.race([
           this.definition.attempt(row, controller.signal),
-          new Promise<Attempt>((resolve) => controller.signal.addEventListener('abort', () => resolve({ ok: false, error: String((controller.signal.reason as Error).message) }))),
+          new Promise<Attempt<Columns>>((resolve) => controller.signal.addEventListener('abort', () => resolve({ ok: false, error: String((controller.signal.reason as Error).message) }))),
         ]);
       } catch (error) {
         attempt = { ok: false, error: String((error as Error).message ?? error).slice(0, 500) };
@@ -251,34 +288,24 @@ export class WorkQueue<Row extends QueueRow> {
     return timer;
   }
 
-  /** Writes the result under the claim it was made with; a row taken over meanwhile is left alone. */
-  private settle(row: Row, attempt: Attempt): Promise<void> {
-    const { table, doneStatus } = this.definition;
+  /** Writes the result under the claim it was made with (the area's `settle`); a row taken over meanwhile is left alone. */
+  private settle(row: Row, attempt: Attempt<Columns>): Promise<void> {
     const delay = attempt.ok || attempt.final ? undefined : this.definition.retryDelaySeconds(row);
-    const status = attempt.ok ? doneStatus : delay === undefined ? 'failed' : 'pending';
+    const outcome: Outcome = attempt.ok ? 'done' : delay === undefined ? 'failed' : 'retry';
+    const settlement: Settlement<Columns> = {
+      outcome,
+      error: attempt.ok ? null : attempt.error,
+      ...(delay === undefined ? {} : { retryDelaySeconds: delay }),
+      ...(attempt.columns === undefined ? {} : { columns: attempt.columns }),
+    };
     return inTransaction(this.db, async (trx) => {
-      // The queue tables share these columns; Kysely cannot type a column over a table chosen at run time.
-      const settled = await (trx as Kysely<any>)
-        .updateTable(table)
-        .set({
-          status,
-          claimed_until: null,
-          claim_token: null,
-          last_error: attempt.ok ? null : attempt.error,
-          ...(delay === undefined ? {} : { next_attempt_at: sql<Date>`now() + make_interval(secs => ${delay})` }),
-          ...attempt.columns,
-        })
-        .where('id', '=', row.id)
-        .where('claim_token', '=', row.claim_token)
-        .returning('id')
-        .executeTakeFirst();
-      if (settled) await this.definition.afterSettle?.(trx, row, attempt, status);
+      if (await this.definition.settle(trx, row, settlement)) await this.definition.afterSettle?.(trx, row, attempt, outcome);
     });
   }
 }
 
 /** For the metrics: rows due now and not yet attempted to the end, and how long the oldest has waited. */
-export async function queueStats(db: Kysely<any>, table: QueueDefinition<QueueRow>['table']): Promise<{ count: number; oldestAgeSeconds: number }> {
+export async function queueStats(db: Kysely<Database>, table: string): Promise<{ count: number; oldestAgeSeconds: number }> {
   const row = await sql<{ due: string; oldest: number | null }>`
     select count(*) as due, extract(epoch from now() - min(next_attempt_at)) as oldest
     from ${sql.table(table)} where status = 'pending' and next_attempt_at <= now()`.execute(db);

@@ -2,6 +2,7 @@ import nodemailer from 'nodemailer';
 import { inSpan, SpanKind } from '../tracing.js';
 import type { EmailRow } from '../db/tables.js';
 import type { Attempt, QueueDefinition } from '../jobs/work-queue.js';
+import { settleMail, type SentMailColumns } from './mail-outbox.js';
 
 /** Growing pauses between attempts; a mail still unsent 24 hours after it was queued has failed. */
 const RETRY_DELAYS_SECONDS = [10, 30, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800];
@@ -18,7 +19,7 @@ export const SEND_DEADLINE_MS = 60_000;
 const SMTP_SETUP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, dnsTimeout: 5_000 };
 
 export interface MailSender {
-  queue: QueueDefinition<EmailRow>;
+  queue: QueueDefinition<EmailRow, SentMailColumns>;
   close(): void;
 }
 
@@ -44,7 +45,7 @@ export function createMailSender(smtpUrl: string, from: string, options: { deadl
     { from },
   );
   // One span a send (tracing on), without the address or the content.
-  const send = (mail: EmailRow, deadline: AbortSignal): Promise<Attempt> =>
+  const send = (mail: EmailRow, deadline: AbortSignal): Promise<Attempt<SentMailColumns>> =>
     inSpan('smtp send', { kind: SpanKind.CLIENT, attributes: { 'server.address': new URL(smtpUrl).hostname } }, async () => {
       // At the deadline nodemailer destroys the attempt's connection at once (in the abort
       // itself), before the queue records the failure that lets the next attempt start.
@@ -55,7 +56,7 @@ export function createMailSender(smtpUrl: string, from: string, options: { deadl
     queue: {
       name: 'send-mail',
       table: 'email_outbox',
-      doneStatus: 'sent',
+      settle: settleMail,
       deadlineMs,
       // Twice the deadline: a claim lapses only when its instance died mid-send.
       leaseSeconds: (2 * deadlineMs) / 1000,

@@ -5,8 +5,8 @@ export type ChallengePurpose = 'registration' | 'authentication';
 /** A challenge belongs to a login (its mfa_token's row) or to a session. */
 export type ChallengeOwner = { loginTokenId: string } | { sessionId: string };
 
-export async function insertChallenge(trx: Kysely<Database>, challenge: { value: string; purpose: ChallengePurpose; userId: string; owner: ChallengeOwner; ttlSeconds: number }): Promise<void> {
-  await trx
+export async function insertChallenge(db: Kysely<Database>, challenge: { value: string; purpose: ChallengePurpose; userId: string; owner: ChallengeOwner; ttlSeconds: number }): Promise<void> {
+  await db
     .insertInto('webauthn_challenges')
     .values({
       challenge: challenge.value,

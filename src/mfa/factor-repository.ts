@@ -71,7 +71,7 @@ export async function deleteFactor(trx: Transaction<Database>, id: string): Prom
 }
 
 /** Every factor of a user, confirmed or not; returns those removed. */
-export function deleteFactorsOfUser(trx: Kysely<Database>, userId: string): Promise<MfaFactorRow[]> {
+export function deleteFactorsOfUser(trx: Transaction<Database>, userId: string): Promise<MfaFactorRow[]> {
   return trx.deleteFrom('mfa_factors').where('user_id', '=', userId).returningAll().execute();
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, MfaLoginTokenRow } from '../db/tables.js';
 
-export function insertLoginToken(trx: Kysely<Database>, token: { tokenHash: string; userId: string; sessionVersion: number; ttlSeconds: number }): Promise<MfaLoginTokenRow> {
+export function insertLoginToken(trx: Transaction<Database>, token: { tokenHash: string; userId: string; sessionVersion: number; ttlSeconds: number }): Promise<MfaLoginTokenRow> {
   const now = new Date();
   return trx
     .insertInto('mfa_login_tokens')

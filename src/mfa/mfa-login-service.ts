@@ -7,7 +7,7 @@ import { accountSuspended, AppError } from '../http/errors.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { startSession, type ClientDetails, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
-import { findUserById, lockUserForLogin } from '../users/user-repository.js';
+import { findUserById, lockUserForLogin } from '../users/user-service.js';
 import { factorsOfUser } from './factor-repository.js';
 import { countLoginTokenFailure, findLoginToken, insertLoginToken, lockLoginToken, spendLoginToken } from './login-token-repository.js';
 import type { MfaSettings } from './mfa-settings.js';

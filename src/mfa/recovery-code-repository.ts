@@ -30,6 +30,6 @@ export async function countRecoveryCodesLeft(db: Kysely<Database>, userId: strin
   return Number(row.count);
 }
 
-export async function deleteRecoveryCodes(trx: Kysely<Database>, userId: string): Promise<void> {
+export async function deleteRecoveryCodes(trx: Transaction<Database>, userId: string): Promise<void> {
   await trx.deleteFrom('mfa_recovery_codes').where('user_id', '=', userId).execute();
 }

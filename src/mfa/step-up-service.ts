@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventContext } from '../events/event-recorder.js';
-import { markSecondFactorVerified } from '../sessions/session-repository.js';
+import { markSecondFactorVerified } from '../sessions/session-service.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
 import type { FactorOwner } from './factor-service.js';
 import type { MfaSettings } from './mfa-settings.js';

@@ -2,14 +2,14 @@ import type { Kysely, Transaction } from 'kysely';
 import { everyRow } from '../db/list-queries.js';
 import type { Database, UserRow } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
-import { actorEventsAboutOthersPage, subjectEventsPage } from '../events/event-repository.js';
+import { actorEventsAboutOthersPage, subjectEventsPage } from '../events/event-service.js';
 import { toEventResponse } from '../events/event-response.js';
-import { reservationsCreatedByPage, withLinesOfPage } from '../inventory/reservation-repository.js';
+import { reservationsCreatedByPage, withLinesOfPage } from '../inventory/reservation-service.js';
 import { toReservationResponse } from '../inventory/reservation-response.js';
 import { exportedFactors } from '../mfa/second-factor-records.js';
-import { allSessionsOfUserPage } from '../sessions/session-repository.js';
+import { allSessionsOfUserPage } from '../sessions/session-service.js';
 import { toSessionRecord } from '../sessions/session-response.js';
-import { ledgerOldestFirstPage } from '../users/balance-repository.js';
+import { ledgerOldestFirstPage } from '../users/balance-service.js';
 import { toLedgerEntryResponse } from '../users/balance-response.js';
 import { toUserResponse } from '../users/user-response.js';
 

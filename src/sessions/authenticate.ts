@@ -9,7 +9,6 @@ import { PUBLIC, type AccessRule } from './access-rule.js';
 import { Access, type AdmissionHost, type AdmissionRequest } from './admission.js';
 import type { CallerKey } from './caller-query.js';
 import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
-import { touchClient } from './client-use-repository.js';
 import { touchSession } from './session-repository.js';
 import { isClientToken, type AccessTokenClaims, type TokenIssuer } from './token-issuer.js';
 
@@ -35,6 +34,12 @@ const keyOfClaims = (claims: AccessTokenClaims): CallerKey =>
     ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), generation: claims.client_generation ?? 0 }
     : { kind: 'user', userId: claims.sub, sessionId: claims.sid };
 
+/**
+ * Notes an API client, and the secret it sent, as used (at most once a minute). The clients area
+ * owns `api_clients` and supplies this; the app hands it to the sessions plugin.
+ */
+export type NoteClientUse = (db: Kysely<Database>, clientId: string, secretId: string | null) => Promise<void>;
+
 /** Routes that must declare their rule: everything the API serves. */
 const needsRule = (url: string) => url.startsWith('/api') || url.startsWith('/.well-known');
 
@@ -54,7 +59,7 @@ export function requireAccessRule(route: RouteOptions): void {
  * them spends its caller's. Whether the caller may act is asked of the database with the
  * handler's first statement (admission.ts).
  */
-export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer) {
+export function admissionHooks(app: FastifyInstance, database: Kysely<Database>, issuer: TokenIssuer, noteClientUse: NoteClientUse) {
   // The admission's requests are this app's Fastify requests.
   const fastifyRequest = (request: AdmissionRequest) => request as FastifyRequest;
   const host: AdmissionHost = {
@@ -64,7 +69,7 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
       touchSession(database, sessionId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the session as used'));
     },
     touchClient: (request, clientId, secretId) => {
-      touchClient(database, clientId, secretId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the API client as used'));
+      noteClientUse(database, clientId, secretId).catch((error: unknown) => fastifyRequest(request).log.warn({ err: error }, 'could not note the API client as used'));
     },
     countClientRequest: (clientId) => app.rateLimiter.count(`client:${clientId}`),
     defaultClientRateLimit: app.config.apiRateLimit,

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { keysetPage, type PageRequest } from '../db/list-queries.js';
 import type { Database, SessionRow } from '../db/tables.js';
 
@@ -64,7 +64,7 @@ export function allSessionsOfUserPage(db: Kysely<Database>, userId: string, page
 }
 
 /** An erasure: every session of the user goes, with the addresses and user agents it kept, and its refresh tokens. */
-export async function deleteSessionsOfUser(trx: Kysely<Database>, userId: string): Promise<void> {
+export async function deleteSessionsOfUser(trx: Transaction<Database>, userId: string): Promise<void> {
   await trx.deleteFrom('refresh_tokens').where('user_id', '=', userId).execute();
   await trx.deleteFrom('sessions').where('user_id', '=', userId).execute();
 }

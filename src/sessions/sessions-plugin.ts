@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { admissionHooks, requireAccessRule } from './authenticate.js';
+import { admissionHooks, requireAccessRule, type NoteClientUse } from './authenticate.js';
 import { KeyRing } from './key-ring.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
 import { purgeSessionsEndedBefore } from './session-repository.js';
@@ -33,7 +33,7 @@ const KEY_RING_REFRESH_MS = 30_000;
  * keys. (Rotations record events, so they are the auth area's.)
  */
 export const sessionsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle }) => {
+  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; noteClientUse: NoteClientUse }) => {
     const { config } = options;
     const db = options.database.db;
     let ring: KeyRing | undefined;
@@ -51,7 +51,7 @@ export const sessionsPlugin = fastifyPlugin(
     app.decorate('signingKeys', { ring, rotation });
     const issuer = createTokenIssuer(config, ring);
     app.decorate('tokenIssuer', issuer);
-    const admission = admissionHooks(app, db, issuer);
+    const admission = admissionHooks(app, db, issuer, options.noteClientUse);
     app.decorateRequest('access', undefined as never);
     app.addHook('onRoute', requireAccessRule);
     app.addHook('onRequest', admission.onRequest);

@@ -4,6 +4,9 @@ import { inTransaction } from '../db/transaction.js';
 import { isSealed, SealError, type SecretsAtRest } from './secrets-at-rest.js';
 import { findActiveSigningKey, insertSigningKey, listStoredSigningKeysForUpdate, lockSigningKeys, retireSigningKey, storePrivateKey } from './signing-key-repository.js';
 
+/** For the rotation of the signing keys (auth/signing-key-rotation.ts): the active key, and the lock a rotation takes. */
+export { findActiveSigningKey, lockSigningKeys } from './signing-key-repository.js';
+
 // A retiring key verifies tokens until the last one it signed has expired, and a margin.
 const RETIREMENT_MARGIN_MS = 5 * 60 * 1000;
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { queueMail } from '../mail/mail-outbox.js';
@@ -17,7 +17,7 @@ const linkFor = (template: string, token: string) => template.replaceAll('{token
  * A new verification link to the user's current address, in the caller's transaction; links
  * sent before (to this or an earlier address) stop working.
  */
-export async function queueVerificationMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function queueVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   await spendAccountTokens(trx, user.id, 'email_verification');
   const token = await createAccountToken(trx, {
     userId: user.id,
@@ -30,19 +30,19 @@ export async function queueVerificationMail(trx: Kysely<Database>, settings: Mai
 }
 
 /** The live verification link again, the same one (a new one only when none lives). */
-export async function resendVerificationMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function resendVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   const live = await findResendableAccountToken(trx, user.id, 'email_verification', user.email);
   if (!live) return queueVerificationMail(trx, settings, user);
   const value = settings.secrets.open(live.sealed_token!);
   await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at));
 }
 
-export async function queuePasswordResetMail(trx: Kysely<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function queuePasswordResetMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   const token = await createAccountToken(trx, { userId: user.id, purpose: 'password_reset', email: user.email, ttlSeconds: settings.passwordResetTtlSeconds });
   await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt));
 }
 
 /** The notice to the address an account leaves: no link that acts on the account. */
-export function queueEmailChangedNotice(trx: Kysely<Database>, oldEmail: string, newEmail: string): Promise<void> {
+export function queueEmailChangedNotice(trx: Transaction<Database>, oldEmail: string, newEmail: string): Promise<void> {
   return queueMail(trx, emailChangedMail(oldEmail, newEmail, new Date()));
 }

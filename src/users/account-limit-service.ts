@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AccountAttemptKind, Database } from '../db/tables.js';
 import { AppError } from '../http/errors.js';
 import { verifyPassword } from '../sessions/passwords.js';
@@ -62,11 +62,11 @@ export async function verifyPasswordLikeLogin(db: Kysely<Database>, user: { emai
 }
 
 /** A completed password reset starts the account's failure count afresh. */
-export function clearLoginFailures(trx: Kysely<Database>, email: string): Promise<void> {
+export function clearLoginFailures(trx: Transaction<Database>, email: string): Promise<void> {
   return deleteAccountAttempts(trx, 'login_failure', email.toLowerCase());
 }
 
-async function countWithin(trx: Kysely<Database>, kind: AccountAttemptKind, userId: string, rules: { perDay: number; minuteApart?: boolean; what: string }): Promise<void> {
+async function countWithin(trx: Transaction<Database>, kind: AccountAttemptKind, userId: string, rules: { perDay: number; minuteApart?: boolean; what: string }): Promise<void> {
   const day = await countRecentAttempts(trx, kind, userId, DAY);
   if (rules.minuteApart && day.newestAgeSeconds !== null && day.newestAgeSeconds < MINUTE) {
     throw rateLimited(`At most one ${rules.what} a minute.`, MINUTE - day.newestAgeSeconds);
@@ -76,11 +76,11 @@ async function countWithin(trx: Kysely<Database>, kind: AccountAttemptKind, user
 }
 
 /** An email change about to be written, under the user's row lock: at most 5 in 24 hours. */
-export function countEmailChange(trx: Kysely<Database>, userId: string): Promise<void> {
+export function countEmailChange(trx: Transaction<Database>, userId: string): Promise<void> {
   return countWithin(trx, 'email_change', userId, { perDay: EMAIL_CHANGES_A_DAY, what: 'email change' });
 }
 
 /** A verification resend, under the user's row lock: at most one a minute and 5 in 24 hours. */
-export function countVerificationResend(trx: Kysely<Database>, userId: string): Promise<void> {
+export function countVerificationResend(trx: Transaction<Database>, userId: string): Promise<void> {
   return countWithin(trx, 'verification_resend', userId, { perDay: RESENDS_A_DAY, minuteApart: true, what: 'verification email' });
 }

@@ -7,6 +7,9 @@ import { insertLedgerEntry } from './balance-repository.js';
 import { MAX_BALANCE } from './balance-schemas.js';
 import { findUserByIdForUpdate, updateUser } from './user-repository.js';
 
+/** The ledger, oldest first, for a data export (privacy). */
+export { ledgerOldestFirstPage } from './balance-repository.js';
+
 export type BalanceChange = { delta: number; reason: string } | { balance: number; reason: string };
 
 /**

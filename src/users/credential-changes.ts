@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { endSessions } from '../sessions/session-repository.js';
+import { endSessions } from '../sessions/session-service.js';
 import { spendAccountTokens } from './account-token-repository.js';
 
 /**
@@ -10,7 +10,7 @@ import { spendAccountTokens } from './account-token-repository.js';
  * every open session ends, with its refresh tokens; reset links stop working. Returns the
  * ids of the sessions it ended.
  */
-export async function endEverySession(trx: Kysely<Database>, userId: string): Promise<string[]> {
+export async function endEverySession(trx: Transaction<Database>, userId: string): Promise<string[]> {
   await moveSessionVersion(trx, userId);
   await spendAccountTokens(trx, userId, 'password_reset');
   return endSessions(trx, { userId });
@@ -22,11 +22,11 @@ export async function endEverySession(trx: Kysely<Database>, userId: string): Pr
  * second step (its `mfa_token`) starts no session, and every other session ends. Returns the ids
  * of the sessions it ended.
  */
-export async function endOtherSessions(trx: Kysely<Database>, userId: string, keptSessionId: string): Promise<string[]> {
+export async function endOtherSessions(trx: Transaction<Database>, userId: string, keptSessionId: string): Promise<string[]> {
   await moveSessionVersion(trx, userId);
   return endSessions(trx, { userId, exceptSessionId: keptSessionId });
 }
 
-async function moveSessionVersion(trx: Kysely<Database>, userId: string): Promise<void> {
+async function moveSessionVersion(trx: Transaction<Database>, userId: string): Promise<void> {
   await trx.updateTable('users').set({ session_version: sql`session_version + 1` }).where('id', '=', userId).execute();
 }

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
-import { endSessions, findSessionForUpdate } from '../sessions/session-repository.js';
+import { endSessions, findSessionForUpdate } from '../sessions/session-service.js';
 
 /**
  * Ends one session of a user, or all of them, and records `user.sessions_ended` when any was

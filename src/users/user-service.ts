@@ -13,6 +13,9 @@ import { spendAccountTokens } from './account-token-repository.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
+/** The reads other areas make of users' rows: a login's (auth, mfa), a factor change's lock (mfa), an erasure's (privacy). */
+export { addressesNobodyHolds, findUserByEmail, findUserById, findUserByIdForUpdate, findUserRecord, lockUserForLogin } from './user-repository.js';
+
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
 export const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
 const passwordNeeded = () => validationFailed('/current_password', 'is required to change the email address');
@@ -59,7 +62,7 @@ const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.
  * in 24 hours (429; a refused change does not count).
  */
 async function writeProfile(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   current: UserRow,
   next: { name: string; email: string; phone: string | null },
   mail: MailSettings,
@@ -106,7 +109,7 @@ const userEvent = (type: EventType, user: UserRow, data: Record<string, unknown>
 });
 
 /** Records user.updated for a profile change that changed something. */
-async function recordProfileChange(trx: Kysely<Database>, before: UserRow, after: UserRow, context: EventContext): Promise<UserRow> {
+async function recordProfileChange(trx: Transaction<Database>, before: UserRow, after: UserRow, context: EventContext): Promise<UserRow> {
   await record(trx, userEvent('user.updated', after, changedFields(profileOf(before), profileOf(after), [...PROFILE_FIELDS])), context);
   return after;
 }

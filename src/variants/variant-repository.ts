@@ -27,12 +27,12 @@ export function findVariantByIdForUpdate(trx: Transaction<Database>, id: string)
   return trx.selectFrom('variants').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/** A new variant, with no stock yet: inventory opens it (openStock). */
+/** A new variant, with no stock yet (the column's default, 0): inventory opens it (openStock). */
 export function insertVariant(trx: Transaction<Database>, id: string, fields: VariantFields): Promise<VariantRow> {
   const now = new Date();
   return trx
     .insertInto('variants')
-    .values({ id, ...fields, stock: 0, attributes: JSON.stringify(fields.attributes), created_at: now, updated_at: now })
+    .values({ id, ...fields, attributes: JSON.stringify(fields.attributes), created_at: now, updated_at: now })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -77,24 +77,6 @@ export async function variantsWithAttributes(trx: Transaction<Database>, wanted:
       limit 1
     ) as holder`.execute(trx);
   return new Map(rows.rows.map((row) => [Number(row.position) - 1, row.id]));
-}
-
-/**
- * New variants with their opening stock (an import's batch; inventory writes their first
- * movements, writeOpeningMovements): one statement for a whole batch, its values as one array a
- * column (a multi-row VALUES of thousands of parameters costs PostgreSQL more to parse than the
- * rows cost to write).
- */
-export async function insertVariants(trx: Transaction<Database>, variants: (VariantFields & { id: string; stock: number })[]): Promise<void> {
-  if (variants.length === 0) return;
-  const now = new Date();
-  await sql`
-    insert into variants (id, product_id, sku, name, price, attributes, stock, created_at, updated_at)
-    select id, product_id, sku, name, price, attributes, stock, ${now}, ${now}
-    from unnest(${variants.map((variant) => variant.id)}::uuid[], ${variants.map((variant) => variant.product_id)}::text[], ${variants.map((variant) => variant.sku)}::text[],
-                ${variants.map((variant) => variant.name)}::text[], ${variants.map((variant) => variant.price)}::bigint[], ${variants.map((variant) => JSON.stringify(variant.attributes))}::jsonb[],
-                ${variants.map((variant) => variant.stock)}::integer[])
-      as created (id, product_id, sku, name, price, attributes, stock)`.execute(trx);
 }
 
 export async function deleteVariant(trx: Transaction<Database>, id: string): Promise<void> {

@@ -8,9 +8,12 @@ import { AppError } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { assertValid } from '../http/validation.js';
-import { assertAboveReserved, closeStock, openStock, setStock, writeOpeningMovements } from '../inventory/stock-service.js';
-import { deleteVariant, findVariantById, findVariantByIdForUpdate, insertVariant, insertVariants, replaceVariantFields, type VariantFields } from './variant-repository.js';
+import { assertAboveReserved, closeStock, createStockedVariants, openStock, setStock } from '../inventory/stock-service.js';
+import { deleteVariant, findVariantById, findVariantByIdForUpdate, insertVariant, replaceVariantFields, type VariantFields } from './variant-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
+
+/** The reads an import's batch and an export make of the variants (imports). */
+export { attributeKeysOf, existingVariantIds, lockVariantsBySku, variantsOldestFirstPage, variantsWithAttributes, type VariantFilter } from './variant-repository.js';
 
 const variantExists = () => new AppError('variant_exists', 'A variant with this id already exists.');
 
@@ -123,8 +126,8 @@ export async function createImported(trx: Transaction<Database>, id: string, nex
  */
 export async function createManyImported(trx: Transaction<Database>, variants: (VariantState & { id: string })[], context: EventContext, origin: ChangeOrigin): Promise<void> {
   if (variants.length === 0) return;
-  await insertVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields, stock: variant.stock })));
-  await writeOpeningMovements(trx, variants.map((variant) => ({ variantId: variant.id, stock: variant.stock })), { reason: origin.createReason, reference: null, context });
+  // Inventory inserts the rows, with the opening stock it alone writes, and their movements.
+  await createStockedVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields, stock: variant.stock })), { reason: origin.createReason, reference: null, context });
   await recordMany(
     trx,
     variants.map((variant) => variantEvent('variant.created', variant.id, { after: { ...variant.fields, stock: variant.stock }, ...origin.data })),

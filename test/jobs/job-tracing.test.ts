@@ -41,7 +41,7 @@ describe('tracing of background jobs', () => {
     assert.deepEqual(describeSpans(collector.spans), '', 'no span exported while idle');
 
     // Work: a mail queued outside any request; the outbox's next pass sends it.
-    await queueMail(db, { to: 'traced@example.com', subject: 'Traced', text: 'the text', html: '<p>the html</p>' });
+    await db.transaction().execute((trx) => queueMail(trx, { to: 'traced@example.com', subject: 'Traced', text: 'the text', html: '<p>the html</p>' }));
     await eventually(() => catcher.mails.find((mail) => mail.to.includes('traced@example.com')), 'the mail');
     await eventually(() => db.selectFrom('email_outbox').select('id').where('to_address', '=', 'traced@example.com').where('status', '=', 'sent').executeTakeFirst(), 'the mail recorded sent');
     await tracing.flush();

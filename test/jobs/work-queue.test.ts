@@ -2,16 +2,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EmailRow } from '../../src/db/tables.js';
+import type { Kysely } from 'kysely';
+import type { Database, EmailRow } from '../../src/db/tables.js';
 import { WorkQueue, type QueueDefinition } from '../../src/jobs/work-queue.js';
-import { queueMail } from '../../src/mail/mail-outbox.js';
+import { queueMail, settleMail, type SentMailColumns } from '../../src/mail/mail-outbox.js';
 import { buildTestApp, onPostgres, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
 
 const quiet = { warn: () => {}, info: () => {}, error: () => {} } as unknown as FastifyBaseLogger;
 
 /** A queue over the email outbox whose attempts the test decides; nothing is sent anywhere. */
-function outboxQueue(attempt: QueueDefinition<EmailRow>['attempt'], overrides: Partial<QueueDefinition<EmailRow>> = {}): QueueDefinition<EmailRow> {
-  return { name: 'test-queue', table: 'email_outbox', doneStatus: 'sent', deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
+function outboxQueue(attempt: QueueDefinition<EmailRow, SentMailColumns>['attempt'], overrides: Partial<QueueDefinition<EmailRow, SentMailColumns>> = {}): QueueDefinition<EmailRow, SentMailColumns> {
+  return { name: 'test-queue', table: 'email_outbox', settle: settleMail, deadlineMs: 300, leaseSeconds: 1, concurrency: 4, retryDelaySeconds: () => 60, attempt, ...overrides };
 }
 
 /** The app's own outbox loop stopped, so only the test's queue claims the rows it queues. */
@@ -21,8 +22,8 @@ const appWithoutJobs = async () => {
   return testApp;
 };
 
-const queueSome = async (db: Parameters<typeof queueMail>[0], count: number) => {
-  for (let index = 0; index < count; index++) await queueMail(db, { to: `n${index}@example.com`, subject: 'Queued', text: 't', html: 'h' });
+const queueSome = async (db: Kysely<Database>, count: number) => {
+  for (let index = 0; index < count; index++) await db.transaction().execute((trx) => queueMail(trx, { to: `n${index}@example.com`, subject: 'Queued', text: 't', html: 'h' }));
 };
 
 describe('the work queue (jobs/work-queue.ts)', () => {

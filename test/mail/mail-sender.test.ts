@@ -27,7 +27,7 @@ async function sendOneMail(server: SlowSmtpServer, deadlineMs: number) {
   };
   try {
     await testApp.db.deleteFrom('email_outbox').execute();
-    await queueMail(testApp.db, { to: 'slow@example.com', subject: 'Slow', text: 'the text', html: '<p>the html</p>' });
+    await testApp.db.transaction().execute((trx) => queueMail(trx, { to: 'slow@example.com', subject: 'Slow', text: 'the text', html: '<p>the html</p>' }));
     await queue.pass();
     const sent = await eventually(() => testApp.db.selectFrom('email_outbox').selectAll().where('status', '=', 'sent').executeTakeFirst(), 'the mail sent', 20_000);
     return { sent, close };
