@@ -33,7 +33,7 @@ select * from "events" where "id" = $1 and "type" not in ($2);
 -- src/events/event-repository.ts: deleteEventsBefore('2026-01-01T00:00:00.000Z')
 delete from "events" where "created_at" < $1;
 
--- src/events/event-repository.ts: subjectEventsPage('00000000-0000-4000-8000-000000000003', { limit: 20 })
+-- src/events/event-repository.ts: subjectEventsPage('00000000-0000-4000-8000-000000000001', { limit: 20 })
 select *
   from "events"
   where "type" not in ($1) and "subject_id" = $2
@@ -47,8 +47,11 @@ select *
   order by "created_at" asc, "id" asc
   limit $4;
 
--- src/events/event-repository.ts: erasePersonalValues('00000000-0000-4000-8000-000000000003')
+-- src/events/event-repository.ts: erasePersonalValues('00000000-0000-4000-8000-000000000001')
 select * from "events" where "subject_id" = $1 order by "created_at" asc, "id" asc limit $2;
+update events set data = scrubbed.data
+  from (values ($1::uuid, $2::jsonb)) as scrubbed (id, data)
+  where events.id = scrubbed.id;
 
 -- src/events/webhook-repository.ts: webhookById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000007')
 select "caller".*, "requested".*

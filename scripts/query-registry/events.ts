@@ -12,9 +12,10 @@ export const events: RepositoryFile[] = [
       countEvents: call(eventRepository.countEvents, { types: ['variant.created'], actorType: 'user' }),
       eventById: callerReadSample(eventRepository.eventById, SAMPLE.eventId),
       deleteEventsBefore: call(eventRepository.deleteEventsBefore, SAMPLE.date),
-      subjectEventsPage: call(eventRepository.subjectEventsPage, SAMPLE.variantId, FIRST_PAGE),
+      subjectEventsPage: call(eventRepository.subjectEventsPage, SAMPLE.userId, FIRST_PAGE),
       actorEventsAboutOthersPage: call(eventRepository.actorEventsAboutOthersPage, SAMPLE.userId, FIRST_PAGE),
-      erasePersonalValues: call(eventRepository.erasePersonalValues, SAMPLE.variantId),
+      // The sample event about the user holds an email: read a page, then write the scrubbed data.
+      erasePersonalValues: call(eventRepository.erasePersonalValues, SAMPLE.userId),
     },
   },
   {

@@ -140,7 +140,7 @@ export async function seedSampleRows(db: Kysely<Database>): Promise<void> {
     sql`insert into api_clients (id, name, scopes, status, created_by, created_at, updated_at) values (${id.clientId}, 'Shop front', '{variants:read}', 'active', ${id.userId}, now(), now())`,
     sql`insert into api_client_secrets (id, client_id, secret_hash, prefix, created_at) values (${id.secretId}, ${id.clientId}, 'secret-hash', 'sk_1', now())`,
     sql`insert into webhooks (id, url, events, secret, created_at, updated_at) values (${id.webhookId}, 'https://example.com/hook', '{variant.created}', 'whsec', now(), now())`,
-    sql`insert into events (id, type, created_at, subject_type, subject_id, data) values (${id.eventId}, 'variant.created', now(), 'variant', ${id.variantId}, '{}')`,
+    sql`insert into events (id, type, created_at, subject_type, subject_id, data) values (${id.eventId}, 'user.created', now(), 'user', ${id.userId}, '{"email":"ada@example.com"}')`,
     sql`insert into webhook_deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at) values (${id.deliveryId}, ${id.webhookId}, ${id.eventId}, 'failed', now(), now())`,
     sql`insert into import_uploads (upload_id, position, data, created_at) values (${id.uploadId}, 0, '\\x00', now())`,
     sql`insert into variant_imports (id, upload_id, status, format, mode, on_error, dry_run, byte_size, created_by, actor_type, created_at, next_attempt_at, claim_token) values (${id.importId}, ${id.uploadId}, 'running', 'csv', 'upsert', 'reject_all', false, 1, ${id.userId}, 'user', now(), now(), '00000000-0000-4000-8000-000000000014')`,
