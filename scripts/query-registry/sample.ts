@@ -38,7 +38,7 @@ export const notSql = (reason: NotSql['notSql']): NotSql => ({ notSql: reason })
  */
 export function call<Args extends unknown[]>(fn: (db: Transaction<Database>, ...args: Args) => unknown, ...args: Args): Sample {
   return {
-    summary: args.map(describe).join(', '),
+    summary: args.map(describeValue).join(', '),
     run: async (trx) => {
       const result = fn(trx, ...args);
       if (isExecutable(result)) return result.execute();
@@ -59,7 +59,7 @@ export function custom(summary: string, run: (trx: Transaction<Database>) => Pro
  */
 export function callerReadSample<Values extends unknown[]>(read: CallerRead<unknown, Values>, ...values: Values): Sample {
   return {
-    summary: `beside a user's caller, then alone: ${values.map(describe).join(', ')}`,
+    summary: `beside a user's caller, then alone: ${values.map(describeValue).join(', ')}`,
     run: async (trx) => {
       await read.run(trx, USER_CALLER, SAMPLE_GATE, values);
       await read.alone(trx, values);
@@ -72,15 +72,15 @@ function isExecutable(value: unknown): value is { execute(): Promise<unknown> } 
 }
 
 /** A sample value as the header shows it: plain, and the same on every run. */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'function') return value.name || 'function';
   if (value instanceof Date) return `'${value.toISOString()}'`;
   if (value instanceof Uint8Array) return `<${value.length} bytes>`;
-  if (Array.isArray(value)) return `[${value.map(describe).join(', ')}]`;
+  if (Array.isArray(value)) return `[${value.map(describeValue).join(', ')}]`;
   if (typeof value === 'object' && value !== null) {
     if ('isRawBuilder' in value) return 'sql`…`';
-    const fields = Object.entries(value).map(([key, field]) => `${key}: ${describe(field)}`);
+    const fields = Object.entries(value).map(([key, field]) => `${key}: ${describeValue(field)}`);
     return fields.length === 0 ? '{}' : `{ ${fields.join(', ')} }`;
   }
   return String(value);
