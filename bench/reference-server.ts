@@ -1,12 +1,12 @@
 /**
- * The bare reference of the by-id read: one Fastify route running the statement the service
- * sends for GET /api/variants/{id} by a caller it knows (queries/variants.sql, `byId, alone`), as
- * a named prepared statement (parsed and planned once per connection, as the service's own are),
- * on a pool of the service's default size, answering with the reply the service sends: the same
- * representation and the same headers (the API's security headers, a request id, `no-store`,
- * the ETag), so the load generator reads the same bytes from both. No auth, no validation, no
- * serialisation schema and no log. The same work done by the simplest correct code: the ceiling
- * (bench/README.md).
+ * The bare reference of the by-id read: one Fastify route running the statement the service sends
+ * for GET /api/variants/{id} by a caller it knows (queries/variants.sql, `variantById`'s second
+ * statement), as a named prepared statement (parsed and planned once per connection, as the
+ * service's own are), on a pool of the service's default size, answering with the reply the service
+ * sends: the same representation and the same headers (the API's security headers, a request id,
+ * `no-store`, the ETag), so the load generator reads the same bytes from both. No auth, no
+ * validation, no serialisation schema and no log. The same work done by the simplest correct code:
+ * the ceiling (bench/README.md).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';

@@ -1,53 +1,204 @@
--- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.
+-- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
 
--- reservationById: the data beside a user's caller row (callerRead 'inventory.reservationById')
+-- src/inventory/reservation-repository.ts: withLinesOfPage([{ id: '00000000-0000-4000-8000-000000000004', status: 'active', reference: null, expires_at: '2026-01-01T00:00:00.000Z', created_by: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }])
+select * from "reservation_lines" where "reservation_id" in ($1) order by "position";
+
+-- src/inventory/reservation-repository.ts: activeReservationsOfVariantPage('00000000-0000-4000-8000-000000000003', { limit: 20 })
+select "reservations".*
+  from "reservations"
+  inner join "reservation_lines" on "reservation_lines"."reservation_id" = "reservations"."id"
+  where "reservation_lines"."variant_id" = $1 and "reservation_lines"."active" = $2
+  order by "reservations"."created_at" desc, "reservations"."id" desc
+  limit $3;
+
+-- src/inventory/reservation-repository.ts: reservationsPage({ reference: 'order-1', status: 'active' }, { limit: 20 })
+select *
+  from "reservations"
+  where "reference" = $1 and "status" = $2
+  order by "created_at" desc, "id" desc
+  limit $3;
+
+-- src/inventory/reservation-repository.ts: reservationsCreatedByPage('00000000-0000-4000-8000-000000000001', { limit: 20 })
+select * from "reservations" where "created_by" = $1 order by "created_at" asc, "id" asc limit $2;
+
+-- src/inventory/reservation-repository.ts: countReservations({ status: 'active' })
+select count(*) as "total" from "reservations" where "status" = $1;
+
+-- src/inventory/reservation-repository.ts: countActiveReservationsOfVariant('00000000-0000-4000-8000-000000000003')
+select count(*) as "total"
+  from "reservations"
+  inner join "reservation_lines" on "reservation_lines"."reservation_id" = "reservations"."id"
+  where "reservation_lines"."variant_id" = $1 and "reservation_lines"."active" = $2;
+
+-- src/inventory/reservation-repository.ts: reservationById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000004')
 select "caller".*, "requested".*
-  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
-  left join "sessions"
-  on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-  limit 1) as "confirmed_factor"
-  on true
+  limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "reservations"
-  where "id" = $3) as "requested_rows") as "requested"
-  on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+select * from "reservations" where "id" = $1;
 
--- reservationById, alone: once an earlier statement of the same request admitted its caller
-select *
+-- src/inventory/reservation-repository.ts: lockReservation('00000000-0000-4000-8000-000000000004')
+select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
+  from (select *
+  from "reservation_lines"
+  where "reservation_id" = "reservations"."id"
+  order by "position") as agg) as "lines"
+  from "reservations"
+  where "id" = $1 for update;
+
+-- src/inventory/reservation-repository.ts: readReservation('00000000-0000-4000-8000-000000000004')
+select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
+  from (select *
+  from "reservation_lines"
+  where "reservation_id" = "reservations"."id"
+  order by "position") as agg) as "lines"
   from "reservations"
   where "id" = $1;
 
--- variantKey: the data beside a user's caller row (callerRead 'inventory.variantKey')
+-- src/inventory/reservation-repository.ts: insertReservationIfAvailable({ lines: [{ variant_id: '00000000-0000-4000-8000-000000000003', quantity: 1 }], reference: 'order-1', expiresIn: 900, createdBy: '00000000-0000-4000-8000-000000000001' }, recordNothing)
+with wanted (variant_id, quantity, position) as (values ($1::uuid, $2::integer, $3::integer)),
+  unavailable as (
+    select 1 from wanted left join variants on variants.id = wanted.variant_id
+    where variants.id is null or variants.stock - variants.reserved < wanted.quantity),
+  made as (
+    insert into reservations (id, status, reference, expires_at, created_by, created_at, updated_at)
+    select $4, 'active', $5, now() + make_interval(secs => $6), $7, now(), now()
+    where not exists (select 1 from unavailable)
+    returning *),
+  made_lines as (
+    insert into reservation_lines (reservation_id, position, variant_id, quantity)
+    select made.id, wanted.position, wanted.variant_id, wanted.quantity from made cross join wanted
+    returning *),
+  recorded as (select 1 from "made")
+  select made.*, (select coalesce(json_agg(made_lines
+    order by made_lines.position), '[]')
+    from made_lines) as lines,
+    false as held
+  from made;
+
+-- src/inventory/reservation-repository.ts: reservedMismatches(100)
+select coalesce(counted.id, held.variant_id) as variant_id, coalesce(counted.reserved, 0) as counted, coalesce(held.quantity, 0)::integer as held
+  from (select id, reserved from variants where reserved <> 0) as counted
+  full join (select variant_id, sum(quantity) as quantity
+    from reservation_lines
+    where active
+    group by variant_id) as held on held.variant_id = counted.id
+  where coalesce(counted.reserved, 0) <> coalesce(held.quantity, 0)
+  order by 1
+  limit $1;
+
+-- src/inventory/reservation-repository.ts: unitsHeldByOpenLines('00000000-0000-4000-8000-000000000003')
+select coalesce(sum(quantity), 0)::integer as "held"
+  from "reservation_lines"
+  where "variant_id" = $1 and "active" = $2;
+
+-- src/inventory/reservation-repository.ts: closeReservations(['00000000-0000-4000-8000-000000000004'], 'released')
+with
+  closed as (update reservations set status = $1, updated_at = now()
+    where id in ($2) and true
+    returning *),
+  closed_lines as (update reservation_lines set active = false
+    where reservation_id in (select id
+    from closed)) select *
+    from closed;
+
+-- src/inventory/reservation-repository.ts: claimLapsedReservations(100)
+select *
+  from "reservations"
+  where "status" = $1 and "expires_at" <= now()
+  order by "expires_at"
+  limit $2 for update skip locked;
+
+-- src/inventory/reservation-repository.ts: overdueReservationStats()
+select count(*) as "count", extract(epoch from now() - min(expires_at)) as "oldest"
+  from "reservations"
+  where "status" = $1 and "expires_at" <= now();
+
+-- src/inventory/stock-movement-repository.ts: insertStockMovement({ variant_id: '00000000-0000-4000-8000-000000000003', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' })
+insert into "stock_movements" ("id", "created_at", "variant_id", "delta", "stock_after", "reason", "reference", "actor_id") values ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- src/inventory/stock-movement-repository.ts: insertStockMovements([{ variant_id: '00000000-0000-4000-8000-000000000003', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' }])
+insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
+  select gen_random_uuid(), variant_id, delta, stock_after, reason, reference, actor_id, $1
+  from unnest($2::uuid[], $3::integer[], $4::integer[], $5::text[],
+              $6::text[], $7::uuid[]) as moved (variant_id, delta, stock_after, reason, reference, actor_id);
+
+-- src/inventory/stock-movement-repository.ts: stockMovementsPage('00000000-0000-4000-8000-000000000003', { limit: 20 })
+select *
+  from "stock_movements"
+  where "variant_id" = $1
+  order by "created_at" desc, "id" desc
+  limit $2;
+
+-- src/inventory/stock-movement-repository.ts: countStockMovements('00000000-0000-4000-8000-000000000003')
+select count(*) as "total" from "stock_movements" where "variant_id" = $1;
+
+-- src/inventory/stock-repository.ts: lockVariant('00000000-0000-4000-8000-000000000003')
+select * from "variants" where "id" = $1 for update;
+
+-- src/inventory/stock-repository.ts: lockVariantsInIdOrder(['00000000-0000-4000-8000-000000000003'])
+select * from "variants" where "id" in ($1) order by "id" for update;
+
+-- src/inventory/stock-repository.ts: variantKey(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000003')
 select "caller".*, "requested".*
-  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
-  left join "sessions"
-  on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-  limit 1) as "confirmed_factor"
-  on true
+  limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select "id"
   from "variants"
-  where "id" = $3) as "requested_rows") as "requested"
-  on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+select "id" from "variants" where "id" = $1;
 
--- variantKey, alone: once an earlier statement of the same request admitted its caller
-select "id"
-  from "variants"
-  where "id" = $1;
+-- src/inventory/stock-repository.ts: writeStock('00000000-0000-4000-8000-000000000003', { stock: 15, moveVersion: true })
+update "variants" set "stock" = $1, "version" = version + 1, "updated_at" = $2
+  where "id" = $3
+  returning *;
+
+-- src/inventory/stock-repository.ts: holdUnits('00000000-0000-4000-8000-000000000003', 1)
+update "variants" set "reserved" = reserved + $1, "version" = version + 1, "updated_at" = $2
+  where "id" = $3 and stock - reserved >= $4
+  returning "id";
+
+-- src/inventory/stock-repository.ts: releaseUnits('00000000-0000-4000-8000-000000000003', 1)
+update "variants" set "reserved" = reserved - $1, "version" = version + 1, "updated_at" = $2
+  where "id" = $3;
+
+-- src/inventory/stock-repository.ts: takeHeldUnits('00000000-0000-4000-8000-000000000003', 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: '00000000-0000-4000-8000-000000000001' }, recordNothing)
+with
+  taken as (
+    update variants set stock = stock - $1, reserved = reserved - $2, version = version + 1, updated_at = $3
+    where id = $4
+    returning *),
+  moved as (
+    insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
+    select $5, id, $6, stock, $7, $8, $9, $10 from taken),
+  recorded as (select 1 from "taken")
+  select * from "taken" where exists (select 1 from taken);
+
+-- src/inventory/stock-repository.ts: variantsByIds(['00000000-0000-4000-8000-000000000003'])
+select * from "variants" where id = any($1::uuid[]);
+
+-- src/inventory/stock-repository.ts: takeReconciliationTurn()
+select pg_try_advisory_xact_lock($1) as taken;
+
+-- src/inventory/stock-repository.ts: writeReserved('00000000-0000-4000-8000-000000000003', 2)
+update "variants" set "reserved" = $1, "version" = version + 1, "updated_at" = $2 where "id" = $3;

@@ -1,49 +1,178 @@
--- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.
+-- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
 
--- The caller alone: a write's first statement in its transaction, or a check of its own (a user's access token)
-select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+-- src/sessions/caller-query.ts: userCaller({ userId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002' })
+select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
-  left join "sessions"
-  on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-  limit 1) as "confirmed_factor"
-  on true
+  limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null;
 
--- A page beside the caller (here: GET /api/variants): the row number keeps the page's order
-select "caller".*, "requested".*
-  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch
-  from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+-- src/sessions/caller-query.ts: clientSecretCaller({ secretHash: 'secret-hash' })
+select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null) as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
+  from "api_client_secrets"
+  inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
+  where "api_client_secrets"."secret_hash" = $1;
+
+-- src/sessions/caller-query.ts: clientTokenCaller({ clientId: '00000000-0000-4000-8000-000000000005', scopes: ['variants:read'], generation: 0 })
+select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
+  from "api_clients"
+  where "api_clients"."id" = $3;
+
+-- src/sessions/caller-query.ts: callerOf({ kind: 'user', userId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002' })
+select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
-  left join "sessions"
-  on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-  limit 1) as "confirmed_factor"
-  on true
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null;
+
+-- src/sessions/caller-query.ts: besideCaller(userCaller(…), the gate, variantsPage(…, {}, { limit: 20 }), ordered)
+select "caller".*, "requested".*
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
   left join lateral (select row_number() over () as "caller__row", "requested_rows".*
   from (select *
   from "variants"
   order by "created_at" desc, "id" desc
-  limit $3) as "requested_rows") as "requested"
-  on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-          and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-          and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647))
-  order by "requested"."caller__row";
+  limit $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647))
+    order by "requested"."caller__row";
 
--- The caller alone, for an API client's secret sent as the bearer token
+-- src/sessions/caller-query.ts: callerAlone(a user, a client secret, a client token)
+select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null;
 select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null) as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_client_secrets"
-  inner join "api_clients"
-  on "api_clients"."id" = "api_client_secrets"."client_id"
+  inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
   where "api_client_secrets"."secret_hash" = $1;
-
--- The caller alone, for an API client's access token (its scopes and the client's, both)
 select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer) as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_clients"
   where "api_clients"."id" = $3;
+
+-- src/sessions/caller-query.ts: findUserStanding('00000000-0000-4000-8000-000000000001')
+select "id", "role", "status" from "users" where "id" = $1 and "deleted_at" is null;
+
+-- src/sessions/client-use-repository.ts: touchClient('00000000-0000-4000-8000-000000000005', '00000000-0000-4000-8000-000000000006')
+update api_clients set last_used_at = now()
+  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
+update api_client_secrets set last_used_at = now()
+  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
+
+-- src/sessions/refresh-token-repository.ts: insertRefreshToken({ userId: '00000000-0000-4000-8000-000000000001', familyId: '00000000-0000-4000-8000-000000000002', tokenHash: 'refresh-hash-2', expiresAt: '2026-01-01T00:00:00.000Z' })
+insert into "refresh_tokens" ("id", "user_id", "family_id", "token_hash", "expires_at", "created_at") values ($1, $2, $3, $4, $5, $6);
+
+-- src/sessions/refresh-token-repository.ts: findRefreshToken('refresh-hash')
+select * from "refresh_tokens" where "token_hash" = $1;
+
+-- src/sessions/refresh-token-repository.ts: findRefreshTokenForUpdate('refresh-hash')
+select * from "refresh_tokens" where "token_hash" = $1 for update;
+
+-- src/sessions/refresh-token-repository.ts: markRefreshTokenRotated('00000000-0000-4000-8000-000000000099', 'sealed-successor')
+update "refresh_tokens" set "used_at" = $1, "successor_sealed" = $2 where "id" = $3;
+
+-- src/sessions/refresh-token-repository.ts: deleteExpiredRefreshTokens()
+delete from "refresh_tokens" where "expires_at" < $1;
+
+-- src/sessions/session-repository.ts: insertSession({ id: '00000000-0000-4000-8000-000000000099', user_id: '00000000-0000-4000-8000-000000000001', created_at: '2026-01-01T00:00:00.000Z', last_used_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-01-01T00:00:00.000Z', user_agent: 'curl/8', ip: '192.0.2.1', amr: ['pwd'], auth_time: '2026-01-01T00:00:00.000Z', mfa_verified_at: null })
+insert into "sessions" ("id", "user_id", "created_at", "last_used_at", "expires_at", "user_agent", "ip", "amr", "auth_time", "mfa_verified_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  returning *;
+
+-- src/sessions/session-repository.ts: findSessionForUpdate('00000000-0000-4000-8000-000000000002')
+select * from "sessions" where "id" = $1 for update;
+
+-- src/sessions/session-repository.ts: activeSessions('00000000-0000-4000-8000-000000000001')
+select *
+  from "sessions"
+  where "user_id" = $1 and "ended_at" is null and "expires_at" > $2
+  order by "created_at" desc, "id" desc;
+
+-- src/sessions/session-repository.ts: listActiveSessions('00000000-0000-4000-8000-000000000001')
+select *
+  from "sessions"
+  where "user_id" = $1 and "ended_at" is null and "expires_at" > $2
+  order by "created_at" desc, "id" desc;
+
+-- src/sessions/session-repository.ts: endSessions({ userId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002' })
+update "sessions" set "ended_at" = $1
+  where "user_id" = $2 and "ended_at" is null and "id" = $3
+  returning "id";
+update "refresh_tokens" set "revoked_at" = $1 where "family_id" in ($2) and "revoked_at" is null;
+
+-- src/sessions/session-repository.ts: extendSession('00000000-0000-4000-8000-000000000002', '2026-01-01T00:00:00.000Z')
+update "sessions" set "expires_at" = $1, "last_used_at" = $2 where "id" = $3;
+
+-- src/sessions/session-repository.ts: touchSession('00000000-0000-4000-8000-000000000002')
+update sessions set last_used_at = now()
+  where id = $1 and last_used_at < now() - interval '1 minute';
+
+-- src/sessions/session-repository.ts: markSecondFactorVerified('00000000-0000-4000-8000-000000000002')
+update "sessions" set "mfa_verified_at" = $1 where "id" = $2 returning "mfa_verified_at";
+
+-- src/sessions/session-repository.ts: allSessionsOfUserPage('00000000-0000-4000-8000-000000000001', { limit: 20 })
+select * from "sessions" where "user_id" = $1 order by "created_at" asc, "id" asc limit $2;
+
+-- src/sessions/session-repository.ts: deleteSessionsOfUser('00000000-0000-4000-8000-000000000001')
+delete from "refresh_tokens" where "user_id" = $1;
+delete from "sessions" where "user_id" = $1;
+
+-- src/sessions/session-repository.ts: purgeSessionsEndedBefore('2026-01-01T00:00:00.000Z')
+with gone as (
+    delete from sessions
+    where id in (select id from sessions where ended_at < $1 or expires_at < $2 limit $3)
+    returning id
+  ), tokens as (
+    delete from refresh_tokens where family_id in (select id from gone)
+  )
+  select id from gone;
+
+-- src/sessions/signing-key-repository.ts: liveSigningKeys()
+select *
+  from "signing_keys"
+  where ("retires_at" is null or "retires_at" > $1)
+  order by "created_at" desc;
+
+-- src/sessions/signing-key-repository.ts: listLiveSigningKeys()
+select *
+  from "signing_keys"
+  where ("retires_at" is null or "retires_at" > $1)
+  order by "created_at" desc;
+
+-- src/sessions/signing-key-repository.ts: findActiveSigningKey()
+select * from "signing_keys" where "status" = $1 for update;
+
+-- src/sessions/signing-key-repository.ts: insertSigningKey(secrets kept as they are)
+insert into "signing_keys" ("kid", "alg", "public_jwk", "private_pem", "status", "created_at", "retires_at") values ($1, $2, $3, $4, $5, $6, $7)
+  returning *;
+
+-- src/sessions/signing-key-repository.ts: listStoredSigningKeysForUpdate()
+select * from "signing_keys" order by "kid" for update;
+
+-- src/sessions/signing-key-repository.ts: storePrivateKey('key-1', 'sealed-pem')
+update "signing_keys" set "private_pem" = $1 where "kid" = $2;
+
+-- src/sessions/signing-key-repository.ts: retireSigningKey('key-1', '2026-01-01T00:00:00.000Z')
+update "signing_keys" set "status" = $1, "retires_at" = $2 where "kid" = $3;
+
+-- src/sessions/signing-key-repository.ts: deleteRetiredSigningKeys()
+delete from "signing_keys" where "retires_at" <= $1;
+
+-- src/sessions/signing-key-repository.ts: lockSigningKeys()
+select pg_advisory_xact_lock($1);

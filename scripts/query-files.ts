@@ -1,53 +1,109 @@
 /**
- * The SQL of the admission's statements, as the code builds it, one file per area under
- * queries/ (the immich anchor's way): a reader sees exactly what an authenticated read sends.
- * `npm run queries` writes them; test/db/queries.test.ts fails when they differ from the code.
+ * The SQL every repository function sends, as the code builds it, one file per area under
+ * queries/ (the immich anchor's way): a reader sees exactly what runs. `npm run queries` writes
+ * them; test/db/queries.test.ts fails when they differ from the code.
+ *
+ * How the SQL is captured: each sample of the registry (query-registry/) runs against a scratch
+ * embedded database with every migration applied and a few sample rows, inside a transaction that
+ * is rolled back; Kysely's `log` option hands over the text of every statement sent, in order,
+ * with its parameters as $1..$n (their values are left out: a new id or the time would change on
+ * every run). The sample rows let a function that reads before it writes send every statement it
+ * would in use; a statement the database refuses is shown with its error, where the function stops.
  */
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, type Transaction } from 'kysely';
+import { PGliteDialect } from '../src/db/pglite-dialect.js';
 import type { Database } from '../src/db/tables.js';
-import { besideCaller, CALLER_READS, clientSecretCaller, clientTokenCaller, userCaller } from '../src/sessions/caller-query.js';
-import '../src/clients/client-repository.js';
-import '../src/events/event-repository.js';
-import '../src/events/webhook-repository.js';
-import '../src/inventory/reservation-repository.js';
-import '../src/inventory/stock-repository.js';
-import '../src/users/user-repository.js';
-import { variantsPage } from '../src/variants/variant-repository.js';
+import { migratedPGliteImage } from '../test/helpers/pglite-image.js';
+import { REPOSITORY_FILES } from './query-registry/index.js';
+import { isSample, seedSampleRows, type Sample } from './query-registry/sample.js';
 
-const compiler = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const HEADER = '-- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.\n';
 
-/** Kysely's text, one clause a line, so a diff reads. */
-const layout = (text: string) =>
-  text
-    .replace(/ (from|left join lateral|left join|inner join|where|order by|limit|on) /g, '\n  $1 ')
-    .replace(/\$(\d+)/g, '$$$1');
+/** The text of every statement a sample sends, in order; where it failed, the error. */
+interface Captured {
+  statements: string[];
+  failure?: string;
+}
 
-const HEADER = '-- Written by `npm run queries` from the code; do not edit. The parameters: $1.. in the order the statement first uses them.\n';
+class RolledBack extends Error {}
 
-export function queryFiles(): Record<string, string> {
-  const files: Record<string, string[]> = {};
-  const add = (area: string, title: string, text: string) => (files[area] ??= []).push(`-- ${title}\n${layout(text)};\n`);
-  add('sessions', "The caller alone: a write's first statement in its transaction, or a check of its own (a user's access token)", userCaller(compiler, { userId: '$user', sessionId: '$session' }).compile().sql);
-  add(
-    'sessions',
-    'A page beside the caller (here: GET /api/variants): the row number keeps the page\'s order',
-    besideCaller(compiler, userCaller(compiler, { userId: '$user', sessionId: '$session' }), { roles: [], selfId: null, scopes: [], mfaRoles: [], stepUpSeconds: null }, variantsPage(compiler, {}, { limit: 20 }), true).compile().sql,
-  );
-  add('sessions', "The caller alone, for an API client's secret sent as the bearer token", clientSecretCaller(compiler, { secretHash: '$secret_hash' }).compile().sql);
-  add('sessions', "The caller alone, for an API client's access token (its scopes and the client's, both)", clientTokenCaller(compiler, { clientId: '$client', scopes: [], generation: 0 }).compile().sql);
-  for (const read of [...CALLER_READS].sort((a, b) => a.name.localeCompare(b.name))) {
-    const [area, what] = read.name.split('.') as [string, string];
-    // The user's form in full; a client's differs only in the caller's part, shown above.
-    const statements = read.statements(compiler);
-    add(area, `${what}: the data beside a user's caller row (callerRead '${read.name}')`, statements.user);
-    add(area, `${what}, alone: once an earlier statement of the same request admitted its caller`, statements.alone);
+export async function queryFiles(): Promise<Record<string, string>> {
+  const pglite = new PGlite({ loadDataDir: await migratedPGliteImage() });
+  // The statements of the sample running now; undefined between samples (begin, rollback, the sample rows).
+  let capturing: string[] | undefined;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: (event) => void capturing?.push(event.query.sql) });
+  const capture = async (sample: Sample): Promise<Captured> => {
+    const captured: Captured = { statements: [] };
+    await db
+      .transaction()
+      .execute(async (trx: Transaction<Database>) => {
+        capturing = captured.statements;
+        try {
+          await sample.run(trx);
+        } catch (error) {
+          captured.failure = error instanceof Error ? error.message : String(error);
+        } finally {
+          capturing = undefined;
+        }
+        throw new RolledBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      });
+    return captured;
+  };
+  try {
+    await seedSampleRows(db);
+    const files: Record<string, string[]> = {};
+    for (const repository of REPOSITORY_FILES) {
+      for (const [name, entry] of Object.entries(repository.entries)) {
+        if (!isSample(entry)) continue;
+        const { statements, failure } = await capture(entry);
+        if (statements.length === 0) throw new Error(`${repository.file}: the sample of ${name} sent no statement; give it values that make it send one`);
+        const text = statements.map((statement) => `${layout(statement)};\n`).join('');
+        (files[repository.area] ??= []).push(`-- ${repository.file}: ${name}(${entry.summary})\n${text}${failure ? `-- fails here: ${failure}\n` : ''}`);
+      }
+    }
+    return Object.fromEntries(
+      Object.entries(files)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([area, functions]) => [`${area}.sql`, `${HEADER}\n${functions.join('\n')}`]),
+    );
+  } finally {
+    await db.destroy();
   }
-  return Object.fromEntries(Object.entries(files).map(([area, statements]) => [`${area}.sql`, `${HEADER}\n${statements.join('\n')}`]));
+}
+
+/** Longer lines than this get a clause a line. */
+const LINE_LENGTH = 100;
+
+/**
+ * A statement laid out to read: a statement written by hand keeps its own lines, less the
+ * source's indentation; a line longer than LINE_LENGTH (Kysely's text is one line) gets a clause
+ * a line, so a diff reads.
+ */
+function layout(text: string): string {
+  return dedent(text)
+    .split('\n')
+    .map((line) => (line.length > LINE_LENGTH ? clauseALine(line) : line))
+    .join('\n');
+}
+
+function clauseALine(line: string): string {
+  const indent = ' '.repeat(line.length - line.trimStart().length + 2);
+  // Not the `from` of extract(epoch from …).
+  return line.replace(/ ((?<!epoch )from|left join lateral|left join|inner join|where|order by|group by|limit|on conflict|returning) /g, `\n${indent}$1 `);
+}
+
+function dedent(text: string): string {
+  const lines = text.split('\n').map((line) => line.trimEnd());
+  while (lines[0] === '') lines.shift();
+  while (lines.at(-1) === '') lines.pop();
+  const [first = '', ...rest] = lines;
+  const indents = rest.filter((line) => line !== '').map((line) => line.length - line.trimStart().length);
+  const common = Math.min(...indents);
+  // The first line starts where the template opened, often on the call's own line: the lines
+  // after it keep two spaces more than it.
+  return [first.trimStart(), ...rest.map((line) => line.slice(Math.max(common - 2, 0)))].join('\n');
 }

@@ -1,0 +1,33 @@
+import * as clientRepository from '../../src/clients/client-repository.js';
+import { call, callerReadSample, FIRST_PAGE, SAMPLE, type RepositoryFile } from './sample.js';
+
+
+export const clients: RepositoryFile[] = [
+  {
+    file: 'src/clients/client-repository.ts',
+    area: 'clients',
+    entries: {
+      clientById: callerReadSample(clientRepository.clientById, SAMPLE.clientId),
+      clientsPage: call(clientRepository.clientsPage, FIRST_PAGE),
+      countClients: call(clientRepository.countClients),
+      lockClient: call(clientRepository.lockClient, SAMPLE.clientId),
+      insertClient: call(clientRepository.insertClient, {
+        id: SAMPLE.newId,
+        name: 'Warehouse',
+        description: null,
+        scopes: ['variants:read'],
+        status: 'active',
+        rate_limit: null,
+        created_by: SAMPLE.userId,
+        created_at: SAMPLE.date,
+        updated_at: SAMPLE.date,
+      }),
+      updateClient: call(clientRepository.updateClient, SAMPLE.clientId, { name: 'Shop front, renamed' }),
+      secretsOfClients: call(clientRepository.secretsOfClients, [SAMPLE.clientId]),
+      insertSecret: call(clientRepository.insertSecret, SAMPLE.clientId, { hash: 'new-secret-hash', prefix: 'sk_2' }),
+      expireOtherSecrets: call(clientRepository.expireOtherSecrets, SAMPLE.clientId, SAMPLE.secretId, 3600),
+      deleteSecrets: call(clientRepository.deleteSecrets, SAMPLE.clientId, SAMPLE.secretId),
+      findUsableSecret: call(clientRepository.findUsableSecret, 'secret-hash'),
+    },
+  },
+];

@@ -1,0 +1,67 @@
+import * as reservationRepository from '../../src/inventory/reservation-repository.js';
+import * as stockMovementRepository from '../../src/inventory/stock-movement-repository.js';
+import * as stockRepository from '../../src/inventory/stock-repository.js';
+import { call, callerReadSample, FIRST_PAGE, notSql, recordNothing, SAMPLE, type RepositoryFile } from './sample.js';
+
+const movement = { variant_id: SAMPLE.variantId, delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: SAMPLE.userId };
+
+export const inventory: RepositoryFile[] = [
+  {
+    file: 'src/inventory/reservation-repository.ts',
+    area: 'inventory',
+    entries: {
+      withLinesOfPage: call(reservationRepository.withLinesOfPage, [
+        { id: SAMPLE.reservationId, status: 'active', reference: null, expires_at: SAMPLE.date, created_by: null, created_at: SAMPLE.date, updated_at: SAMPLE.date },
+      ]),
+      activeReservationsOfVariantPage: call(reservationRepository.activeReservationsOfVariantPage, SAMPLE.variantId, FIRST_PAGE),
+      reservationsPage: call(reservationRepository.reservationsPage, { reference: 'order-1', status: 'active' }, FIRST_PAGE),
+      reservationsCreatedByPage: call(reservationRepository.reservationsCreatedByPage, SAMPLE.userId, FIRST_PAGE),
+      countReservations: call(reservationRepository.countReservations, { status: 'active' }),
+      countActiveReservationsOfVariant: call(reservationRepository.countActiveReservationsOfVariant, SAMPLE.variantId),
+      reservationById: callerReadSample(reservationRepository.reservationById, SAMPLE.reservationId),
+      lockReservation: call(reservationRepository.lockReservation, SAMPLE.reservationId),
+      readReservation: call(reservationRepository.readReservation, SAMPLE.reservationId),
+      // Without a hold in the statement: the units are checked, not held (the hold's step: holdingStep).
+      insertReservationIfAvailable: call(
+        reservationRepository.insertReservationIfAvailable,
+        { lines: [{ variant_id: SAMPLE.variantId, quantity: 1 }], reference: 'order-1', expiresIn: 900, createdBy: SAMPLE.userId },
+        recordNothing,
+      ),
+      reservedMismatches: call(reservationRepository.reservedMismatches, 100),
+      unitsHeldByOpenLines: call(reservationRepository.unitsHeldByOpenLines, SAMPLE.variantId),
+      closingSteps: notSql('fragment'),
+      stillOpen: notSql('fragment'),
+      closeReservations: call(reservationRepository.closeReservations, [SAMPLE.reservationId], 'released'),
+      claimLapsedReservations: call(reservationRepository.claimLapsedReservations, 100),
+      overdueReservationStats: call(reservationRepository.overdueReservationStats),
+    },
+  },
+  {
+    file: 'src/inventory/stock-movement-repository.ts',
+    area: 'inventory',
+    entries: {
+      insertStockMovement: call(stockMovementRepository.insertStockMovement, movement),
+      insertStockMovements: call(stockMovementRepository.insertStockMovements, [movement]),
+      stockMovementsPage: call(stockMovementRepository.stockMovementsPage, SAMPLE.variantId, FIRST_PAGE),
+      countStockMovements: call(stockMovementRepository.countStockMovements, SAMPLE.variantId),
+    },
+  },
+  {
+    file: 'src/inventory/stock-repository.ts',
+    area: 'inventory',
+    entries: {
+      lockVariant: call(stockRepository.lockVariant, SAMPLE.variantId),
+      lockVariantsInIdOrder: call(stockRepository.lockVariantsInIdOrder, [SAMPLE.variantId]),
+      variantKey: callerReadSample(stockRepository.variantKey, SAMPLE.variantId),
+      writeStock: call(stockRepository.writeStock, SAMPLE.variantId, { stock: 15, moveVersion: true }),
+      holdUnits: call(stockRepository.holdUnits, SAMPLE.variantId, 1),
+      holdingStep: notSql('fragment'),
+      releaseUnits: call(stockRepository.releaseUnits, SAMPLE.variantId, 1),
+      // The units of the sample reservation's line, committed with nothing alongside.
+      takeHeldUnits: call(stockRepository.takeHeldUnits, SAMPLE.variantId, 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: SAMPLE.userId }, recordNothing),
+      variantsByIds: call(stockRepository.variantsByIds, [SAMPLE.variantId]),
+      takeReconciliationTurn: call(stockRepository.takeReconciliationTurn),
+      writeReserved: call(stockRepository.writeReserved, SAMPLE.variantId, 2),
+    },
+  },
+];

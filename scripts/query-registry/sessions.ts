@@ -1,0 +1,101 @@
+import * as callerQuery from '../../src/sessions/caller-query.js';
+import * as clientUseRepository from '../../src/sessions/client-use-repository.js';
+import * as refreshTokenRepository from '../../src/sessions/refresh-token-repository.js';
+import { SecretsAtRest } from '../../src/sessions/secrets-at-rest.js';
+import * as sessionRepository from '../../src/sessions/session-repository.js';
+import * as signingKeyRepository from '../../src/sessions/signing-key-repository.js';
+import { variantsPage } from '../../src/variants/variant-repository.js';
+import { call, custom, FIRST_PAGE, notSql, SAMPLE, SAMPLE_GATE, USER_CALLER, type RepositoryFile } from './sample.js';
+
+const clientSecretCaller = { kind: 'client-secret', secretHash: 'secret-hash' } as const;
+const clientTokenCaller = { kind: 'client-token', clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 } as const;
+
+export const sessions: RepositoryFile[] = [
+  {
+    // The admission's statements: the caller's row, alone or beside a request's data.
+    file: 'src/sessions/caller-query.ts',
+    area: 'sessions',
+    entries: {
+      userCaller: call(callerQuery.userCaller, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
+      clientSecretCaller: call(callerQuery.clientSecretCaller, { secretHash: 'secret-hash' }),
+      clientTokenCaller: call(callerQuery.clientTokenCaller, { clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 }),
+      // The same three statements as above, by the kind of the key.
+      callerOf: call(callerQuery.callerOf, USER_CALLER),
+      // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
+      besideCaller: custom("userCaller(…), the gate, variantsPage(…, {}, { limit: 20 }), ordered", (trx) =>
+        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), SAMPLE_GATE, variantsPage(trx, {}, FIRST_PAGE), true).execute(),
+      ),
+      callerLetIn: notSql('fragment'),
+      CALLER_READS: notSql('constant'),
+      callerRead: notSql('factory'),
+      // Each kind of caller alone: a write's first statement in its transaction.
+      callerAlone: custom('a user, a client secret, a client token', async (trx) => {
+        for (const key of [USER_CALLER, clientSecretCaller, clientTokenCaller]) await callerQuery.callerAlone(trx, key);
+      }),
+      findUserStanding: call(callerQuery.findUserStanding, SAMPLE.userId),
+    },
+  },
+  {
+    file: 'src/sessions/client-use-repository.ts',
+    area: 'sessions',
+    entries: {
+      touchClient: call(clientUseRepository.touchClient, SAMPLE.clientId, SAMPLE.secretId),
+    },
+  },
+  {
+    file: 'src/sessions/refresh-token-repository.ts',
+    area: 'sessions',
+    entries: {
+      insertRefreshToken: call(refreshTokenRepository.insertRefreshToken, { userId: SAMPLE.userId, familyId: SAMPLE.sessionId, tokenHash: 'refresh-hash-2', expiresAt: SAMPLE.date }),
+      findRefreshToken: call(refreshTokenRepository.findRefreshToken, 'refresh-hash'),
+      findRefreshTokenForUpdate: call(refreshTokenRepository.findRefreshTokenForUpdate, 'refresh-hash'),
+      markRefreshTokenRotated: call(refreshTokenRepository.markRefreshTokenRotated, SAMPLE.newId, 'sealed-successor'),
+      deleteExpiredRefreshTokens: call(refreshTokenRepository.deleteExpiredRefreshTokens),
+    },
+  },
+  {
+    file: 'src/sessions/session-repository.ts',
+    area: 'sessions',
+    entries: {
+      insertSession: call(sessionRepository.insertSession, {
+        id: SAMPLE.newId,
+        user_id: SAMPLE.userId,
+        created_at: SAMPLE.date,
+        last_used_at: SAMPLE.date,
+        expires_at: SAMPLE.date,
+        user_agent: 'curl/8',
+        ip: '192.0.2.1',
+        amr: ['pwd'],
+        auth_time: SAMPLE.date,
+        mfa_verified_at: null,
+      }),
+      findSessionForUpdate: call(sessionRepository.findSessionForUpdate, SAMPLE.sessionId),
+      activeSessions: call(sessionRepository.activeSessions, SAMPLE.userId),
+      listActiveSessions: call(sessionRepository.listActiveSessions, SAMPLE.userId),
+      // Ends the sample session, so its refresh tokens are revoked in a second statement.
+      endSessions: call(sessionRepository.endSessions, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
+      extendSession: call(sessionRepository.extendSession, SAMPLE.sessionId, SAMPLE.date),
+      touchSession: call(sessionRepository.touchSession, SAMPLE.sessionId),
+      markSecondFactorVerified: call(sessionRepository.markSecondFactorVerified, SAMPLE.sessionId),
+      allSessionsOfUserPage: call(sessionRepository.allSessionsOfUserPage, SAMPLE.userId, FIRST_PAGE),
+      deleteSessionsOfUser: call(sessionRepository.deleteSessionsOfUser, SAMPLE.userId),
+      purgeSessionsEndedBefore: call(sessionRepository.purgeSessionsEndedBefore, SAMPLE.date),
+    },
+  },
+  {
+    file: 'src/sessions/signing-key-repository.ts',
+    area: 'sessions',
+    entries: {
+      liveSigningKeys: call(signingKeyRepository.liveSigningKeys),
+      listLiveSigningKeys: call(signingKeyRepository.listLiveSigningKeys),
+      findActiveSigningKey: call(signingKeyRepository.findActiveSigningKey),
+      // A new key pair each run: its values are parameters, so the statement reads the same.
+      insertSigningKey: custom('secrets kept as they are', (trx) => signingKeyRepository.insertSigningKey(trx, new SecretsAtRest(undefined))),
+      listStoredSigningKeysForUpdate: call(signingKeyRepository.listStoredSigningKeysForUpdate),
+      storePrivateKey: call(signingKeyRepository.storePrivateKey, 'key-1', 'sealed-pem'),
+      retireSigningKey: call(signingKeyRepository.retireSigningKey, 'key-1', SAMPLE.date),
+      deleteRetiredSigningKeys: call(signingKeyRepository.deleteRetiredSigningKeys),
+      lockSigningKeys: call(signingKeyRepository.lockSigningKeys),
+    },
+  },
+];
