@@ -59,6 +59,12 @@ update "api_client_secrets" set "deleted_at" = $1
   where "client_id" = $2 and "deleted_at" is null and "id" = $3
   returning *;
 
+-- src/clients/client-repository.ts: noteClientUsed('00000000-0000-4000-8000-000000000005', '00000000-0000-4000-8000-000000000006')
+update api_clients set last_used_at = now()
+  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
+update api_client_secrets set last_used_at = now()
+  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
+
 -- src/clients/client-repository.ts: findUsableSecret('secret-hash')
 select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_hash", "api_clients"."id" as "client_id", "api_clients"."status", "api_clients"."scopes", "api_clients"."token_generation"
   from "api_client_secrets"

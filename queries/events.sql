@@ -71,6 +71,11 @@ select "caller".*, "requested".*
   and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
 select * from "webhooks" where "id" = $1;
 
+-- src/events/webhook-repository.ts: settleDelivery(the sample delivery under its claim, a retry in 60 s)
+update "webhook_deliveries" set "claimed_until" = $1, "claim_token" = $2, "last_error" = $3, "next_attempt_at" = now() + make_interval(secs => $4), "status" = $5
+  where "id" = $6 and "claim_token" = $7
+  returning "id";
+
 -- src/events/webhook-repository.ts: findWebhookByIdForUpdate('00000000-0000-4000-8000-000000000007')
 select * from "webhooks" where "id" = $1 for update;
 

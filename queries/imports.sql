@@ -82,6 +82,11 @@ insert into "import_uploads" ("upload_id", "position", "data", "created_at") val
 select "data" from "import_uploads" where "upload_id" = $1 and "position" = $2;
 select "data" from "import_uploads" where "upload_id" = $1 and "position" = $2;
 
+-- src/imports/import-repository.ts: settleImportRun(the sample import under its claim, done)
+update "variant_imports" set "claimed_until" = $1, "claim_token" = $2, "last_error" = $3, "status" = $4
+  where "id" = $5 and "claim_token" = $6
+  returning "id";
+
 -- src/imports/import-repository.ts: deleteUpload('00000000-0000-4000-8000-000000000011')
 delete from "import_uploads" where "upload_id" = $1;
 

@@ -147,6 +147,14 @@ select count(*) as "total" from "stock_movements" where "variant_id" = $1;
 -- src/inventory/stock-repository.ts: lockVariant('00000000-0000-4000-8000-000000000003')
 select * from "variants" where "id" = $1 for update;
 
+-- src/inventory/stock-repository.ts: insertVariantsWithStock([{ id: '00000000-0000-4000-8000-000000000099', product_id: 'P-1', sku: 'SKU-NEW', name: 'Shirt', price: 1000, attributes: { color: 'blue' }, stock: 5 }])
+insert into variants (id, product_id, sku, name, price, attributes, stock, created_at, updated_at)
+  select id, product_id, sku, name, price, attributes, stock, $1, $2
+  from unnest($3::uuid[], $4::text[], $5::text[],
+              $6::text[], $7::bigint[], $8::jsonb[],
+              $9::integer[])
+    as created (id, product_id, sku, name, price, attributes, stock);
+
 -- src/inventory/stock-repository.ts: lockVariantsInIdOrder(['00000000-0000-4000-8000-000000000003'])
 select * from "variants" where "id" in ($1) order by "id" for update;
 

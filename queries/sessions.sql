@@ -70,12 +70,6 @@ select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::tex
 -- src/sessions/caller-query.ts: findUserStanding('00000000-0000-4000-8000-000000000001')
 select "id", "role", "status" from "users" where "id" = $1 and "deleted_at" is null;
 
--- src/sessions/client-use-repository.ts: touchClient('00000000-0000-4000-8000-000000000005', '00000000-0000-4000-8000-000000000006')
-update api_clients set last_used_at = now()
-  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
-update api_client_secrets set last_used_at = now()
-  where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
-
 -- src/sessions/refresh-token-repository.ts: insertRefreshToken({ userId: '00000000-0000-4000-8000-000000000001', familyId: '00000000-0000-4000-8000-000000000002', tokenHash: 'refresh-hash-2', expiresAt: '2026-01-01T00:00:00.000Z' })
 insert into "refresh_tokens" ("id", "user_id", "family_id", "token_hash", "expires_at", "created_at") values ($1, $2, $3, $4, $5, $6);
 

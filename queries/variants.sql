@@ -43,7 +43,7 @@ select * from "variants" where "id" = $1;
 select * from "variants" where "id" = $1 for update;
 
 -- src/variants/variant-repository.ts: insertVariant('00000000-0000-4000-8000-000000000099', { product_id: 'P-1', sku: 'SKU-2', name: 'Blue shirt', price: 1999, attributes: { color: 'blue' } })
-insert into "variants" ("id", "product_id", "sku", "name", "price", "attributes", "stock", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+insert into "variants" ("id", "product_id", "sku", "name", "price", "attributes", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8)
   returning *;
 
 -- src/variants/variant-repository.ts: replaceVariantFields('00000000-0000-4000-8000-000000000003', { product_id: 'P-1', sku: 'SKU-1', name: 'Blue shirt', price: 1999, attributes: { color: 'blue' } })
@@ -66,14 +66,6 @@ select holder.id, asked.position
       where variants.product_id = asked.product_id and md5(variants.attributes::text) = md5(asked.attributes::text)
     limit 1
   ) as holder;
-
--- src/variants/variant-repository.ts: insertVariants([{ product_id: 'P-1', sku: 'SKU-2', name: 'Blue shirt', price: 1999, attributes: { color: 'blue' }, id: '00000000-0000-4000-8000-000000000099', stock: 5 }])
-insert into variants (id, product_id, sku, name, price, attributes, stock, created_at, updated_at)
-  select id, product_id, sku, name, price, attributes, stock, $1, $2
-  from unnest($3::uuid[], $4::text[], $5::text[],
-              $6::text[], $7::bigint[], $8::jsonb[],
-              $9::integer[])
-    as created (id, product_id, sku, name, price, attributes, stock);
 
 -- src/variants/variant-repository.ts: deleteVariant('00000000-0000-4000-8000-000000000099')
 delete from "variants" where "id" = $1;

@@ -27,6 +27,7 @@ export const clients: RepositoryFile[] = [
       insertSecret: call(clientRepository.insertSecret, SAMPLE.clientId, { hash: 'new-secret-hash', prefix: 'sk_2' }),
       expireOtherSecrets: call(clientRepository.expireOtherSecrets, SAMPLE.clientId, SAMPLE.secretId, 3600),
       deleteSecrets: call(clientRepository.deleteSecrets, SAMPLE.clientId, SAMPLE.secretId),
+      noteClientUsed: call(clientRepository.noteClientUsed, SAMPLE.clientId, SAMPLE.secretId),
       findUsableSecret: call(clientRepository.findUsableSecret, 'secret-hash'),
     },
   },

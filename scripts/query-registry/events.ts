@@ -1,6 +1,7 @@
 import * as eventRepository from '../../src/events/event-repository.js';
 import * as webhookRepository from '../../src/events/webhook-repository.js';
-import { call, callerReadSample, FIRST_PAGE, NEXT_PAGE, SAMPLE, type RepositoryFile } from './sample.js';
+import type { DeliveryRow } from '../../src/db/tables.js';
+import { call, callerReadSample, custom, FIRST_PAGE, NEXT_PAGE, SAMPLE, type RepositoryFile } from './sample.js';
 
 
 export const events: RepositoryFile[] = [
@@ -23,6 +24,10 @@ export const events: RepositoryFile[] = [
     area: 'events',
     entries: {
       webhookById: callerReadSample(webhookRepository.webhookById, SAMPLE.webhookId),
+      // The delivery queue's settle (jobs/work-queue.ts): a failed attempt, retried later, under its claim.
+      settleDelivery: custom('the sample delivery under its claim, a retry in 60 s', (trx) =>
+        webhookRepository.settleDelivery(trx, { id: SAMPLE.deliveryId, claim_token: '00000000-0000-4000-8000-000000000015' } as DeliveryRow, { outcome: 'retry', error: 'HTTP 503', retryDelaySeconds: 60 }),
+      ),
       findWebhookByIdForUpdate: call(webhookRepository.findWebhookByIdForUpdate, SAMPLE.webhookId),
       insertWebhook: call(webhookRepository.insertWebhook, {
         id: SAMPLE.newId,

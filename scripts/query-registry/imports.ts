@@ -1,3 +1,4 @@
+import type { VariantImportRow } from '../../src/db/tables.js';
 import * as importRepository from '../../src/imports/import-repository.js';
 import { call, callerReadSample, custom, FIRST_PAGE, notSql, SAMPLE, type RepositoryFile } from './sample.js';
 
@@ -38,6 +39,10 @@ export const imports: RepositoryFile[] = [
       uploadPieces: custom(`() => trx, '${SAMPLE.uploadId}'`, async (trx) => {
         for await (const piece of importRepository.uploadPieces(() => trx, SAMPLE.uploadId)) void piece;
       }),
+      // The import queue's settle (jobs/work-queue.ts): a run done, under its claim.
+      settleImportRun: custom('the sample import under its claim, done', (trx) =>
+        importRepository.settleImportRun(trx, { id: SAMPLE.importId, claim_token: claim.claimToken } as VariantImportRow, { outcome: 'done', error: null }),
+      ),
       deleteUpload: call(importRepository.deleteUpload, SAMPLE.uploadId),
       deleteAbandonedUploads: call(importRepository.deleteAbandonedUploads),
       newUploadId: notSql('helper'),

@@ -51,6 +51,7 @@ export const inventory: RepositoryFile[] = [
     area: 'inventory',
     entries: {
       lockVariant: call(stockRepository.lockVariant, SAMPLE.variantId),
+      insertVariantsWithStock: call(stockRepository.insertVariantsWithStock, [{ id: SAMPLE.newId, product_id: 'P-1', sku: 'SKU-NEW', name: 'Shirt', price: 1000, attributes: { color: 'blue' }, stock: 5 }]),
       lockVariantsInIdOrder: call(stockRepository.lockVariantsInIdOrder, [SAMPLE.variantId]),
       variantKey: callerReadSample(stockRepository.variantKey, SAMPLE.variantId),
       writeStock: call(stockRepository.writeStock, SAMPLE.variantId, { stock: 15, moveVersion: true }),

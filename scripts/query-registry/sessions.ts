@@ -1,5 +1,4 @@
 import * as callerQuery from '../../src/sessions/caller-query.js';
-import * as clientUseRepository from '../../src/sessions/client-use-repository.js';
 import * as refreshTokenRepository from '../../src/sessions/refresh-token-repository.js';
 import { SecretsAtRest } from '../../src/sessions/secrets-at-rest.js';
 import * as sessionRepository from '../../src/sessions/session-repository.js';
@@ -33,13 +32,6 @@ export const sessions: RepositoryFile[] = [
         for (const key of [USER_CALLER, clientSecretCaller, clientTokenCaller]) await callerQuery.callerAlone(trx, key);
       }),
       findUserStanding: call(callerQuery.findUserStanding, SAMPLE.userId),
-    },
-  },
-  {
-    file: 'src/sessions/client-use-repository.ts',
-    area: 'sessions',
-    entries: {
-      touchClient: call(clientUseRepository.touchClient, SAMPLE.clientId, SAMPLE.secretId),
     },
   },
   {

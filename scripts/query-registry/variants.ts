@@ -18,7 +18,6 @@ export const variants: RepositoryFile[] = [
       lockVariantsBySku: call(variantRepository.lockVariantsBySku, ['sku-1']),
       existingVariantIds: call(variantRepository.existingVariantIds, [SAMPLE.variantId]),
       variantsWithAttributes: call(variantRepository.variantsWithAttributes, [{ productId: 'P-1', attributes: { color: 'red' } }]),
-      insertVariants: call(variantRepository.insertVariants, [{ ...fields, id: SAMPLE.newId, stock: 5 }]),
       deleteVariant: call(variantRepository.deleteVariant, SAMPLE.newId),
       variantsOfProductPage: call(variantRepository.variantsOfProductPage, 'P-1', FIRST_PAGE),
       countVariantsOfProduct: call(variantRepository.countVariantsOfProduct, 'P-1'),
