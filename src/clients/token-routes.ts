@@ -124,7 +124,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) throw new OAuthError('invalid_request', `Send the request as ${FORM}.`, 400);
       const form = request.body as Record<string, string>;
       reply.header('pragma', 'no-cache');
-      return grantClientToken(request.access.db, app.tokenIssuer, { grantType: form.grant_type, scope: form.scope, credentials: credentialsOf(request, form) });
+      const { db } = await request.access.anyone();
+      return grantClientToken(db, app.tokenIssuer, { grantType: form.grant_type, scope: form.scope, credentials: credentialsOf(request, form) });
     },
   );
 

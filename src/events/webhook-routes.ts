@@ -72,9 +72,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      listPage(request.query, {
+      listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => webhooksPage(db, page)),
-        count: () => countWebhooks(request.access.db),
+        count: (db) => countWebhooks(db),
         toItem: toWebhookResponse,
       }),
   );
@@ -153,9 +153,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const webhook = await existing(access, request.params.id);
-      return listPage(request.query, {
-        rows: (page) => deliveriesPage(access.db, webhook.id, page).execute(),
-        count: () => countDeliveries(access.db, webhook.id),
+      const { db } = await access.admit();
+      return listPage(request.query, access, {
+        rows: (page) => deliveriesPage(db, webhook.id, page).execute(),
+        count: (db) => countDeliveries(db, webhook.id),
         toItem: toDeliveryResponse,
       });
     },

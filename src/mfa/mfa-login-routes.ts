@@ -40,12 +40,13 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }
     },
     async (request) => {
       const { mfa_token: mfaToken, ...rest } = request.body;
-      const login = await loginTokenUser(request.access.db, mfaToken);
+      const { db } = await request.access.anyone();
+      const login = await loginTokenUser(db, mfaToken);
       if (!login) throw invalidMfaToken();
       await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${login.email.toLowerCase()}`, config.loginRateLimit);
       const proof = ('code' in rest ? { code: rest.code.replace(/\s/g, '') } : rest) as SecondFactorProof;
       return completeSecondStep(
-        request.access.db,
+        db,
         app.tokenIssuer,
         settings,
         { ...login, proof },
