@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { outsideAnyTrace } from '../tracing.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { WebhookRow } from '../db/tables.js';
@@ -23,7 +22,8 @@ const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
 const WebhookReply = Type.Ref(WebhookSchema);
 const DeliveryParams = Type.Object({ id: IdParams.properties.id, delivery_id: IdParams.properties.id });
 
-export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** `wakeDeliveries`: the attempt comes at once, the delivery loop woken rather than left to its next tick. */
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ wakeDeliveries: () => void }> = async (app, { wakeDeliveries }) => {
   const rules = { allowHttp: app.config.webhookAllowHttp, allowPrivateNetworks: app.config.webhookAllowPrivateNetworks };
   const webhookReply = (reply: FastifyReply, row: WebhookRow) => {
     setEtag(reply, row.version);
@@ -161,11 +161,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
     },
   );
-
-  /** The attempt comes at once: the delivery loop is woken rather than left to its next tick. */
-  const wakeDeliveries = () => {
-    outsideAnyTrace(() => app.webhookDeliveries.pass()).catch((error: unknown) => app.log.warn({ err: error }, 'could not start a webhook delivery'));
-  };
 
   app.post(
     '/:id/ping',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { MailSettings } from './account-emails.js';
 import { deleteStaleAccountAttempts } from './account-attempt-repository.js';
 import { clearExpiredSealedTokens } from './account-token-repository.js';
@@ -20,6 +21,7 @@ declare module 'fastify' {
 
 export interface UsersOptions {
   database: DatabaseHandle;
+  jobs: JobRunner;
   /** Where the generated first-admin password goes; stderr by default. */
   tellOperator?: ((line: string) => void) | undefined;
 }
@@ -40,8 +42,8 @@ export const usersPlugin = fastifyPlugin(
     app.decorate('accountMail', mail);
     const { db } = options.database;
     await ensureFirstAdmin(db, { email: config.adminEmail, password: config.adminPassword }, app.log, mail, options.tellOperator);
-    app.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
-    app.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
+    options.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
+    options.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
     app.addSchema(UserSchema);
     app.addSchema(LedgerEntrySchema);
     for (const routes of [userRoutes, balanceRoutes, userSessionRoutes]) await app.register(routes, { prefix: '/api/users' });

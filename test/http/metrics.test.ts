@@ -74,7 +74,7 @@ describe('GET /metrics', () => {
     const expiredBefore = sample(await scrape(), 'reservations_expired_total')!;
     const reservation = (await fixture.app.inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines: [{ variant_id: variant.id, quantity: 1 }] } })).json();
     await sql`update reservations set expires_at = now() - interval '1 second' where id = ${reservation.id}`.execute(fixture.db);
-    await fixture.app.jobs.runNow('expire-reservations');
+    await fixture.jobs.runNow('expire-reservations');
     assert.equal(sample(await scrape(), 'reservations_expired_total'), expiredBefore + 1);
     assert.equal(sample(await scrape(), 'reservations_overdue_count'), 0);
   });

@@ -1,3 +1,4 @@
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -30,10 +31,11 @@ describe("a checkout's statements", () => {
       ? await openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://', poolSize: 1, poolMode, onStatement: record })
       : await openTestDatabase(undefined, undefined, record);
     db = database.db;
-    app = await buildApp({ config: testConfig({}, scratch?.url), database, logger: false, tellOperator: () => {} });
+    let jobs: JobRunner;
+    ({ app, jobs } = await buildApp({ config: testConfig({}, scratch?.url), database, logger: false, tellOperator: () => {} }));
     await app.ready();
     // Background loops would add their own statements.
-    await app.jobs.stop();
+    await jobs.stop();
     admin = await loginAdmin(app);
     close = async () => {
       await app.close();

@@ -17,7 +17,7 @@ function outboxQueue(attempt: QueueDefinition<EmailRow>['attempt'], overrides: P
 /** The app's own outbox loop stopped, so only the test's queue claims the rows it queues. */
 const appWithoutJobs = async () => {
   const testApp = await buildTestApp();
-  await testApp.app.jobs.stop();
+  await testApp.jobs.stop();
   return testApp;
 };
 

@@ -1,3 +1,4 @@
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -48,10 +49,11 @@ describe('the admission: the caller checked with the first statement of every re
     // A webhook's URL may name this machine, so that replacing one resolves no name over the network.
     const config = testConfig({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, scratch?.url);
     db = database.db;
-    app = await buildApp({ config, database, logger: false, tellOperator: () => {} });
+    let jobs: JobRunner;
+    ({ app, jobs } = await buildApp({ config, database, logger: false, tellOperator: () => {} }));
     await app.ready();
     // Background loops would add their own statements to the count.
-    await app.jobs.stop();
+    await jobs.stop();
     admin = await loginAdmin(app);
     customer = await createUser(app);
     variantId = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'fused', sku: `F-${randomUUID()}`, name: 'F', price: 1, stock: 2 } })).json().id;
@@ -303,7 +305,7 @@ describe('the admission: the caller checked with the first statement of every re
 describe('a handler that never asks the admission', () => {
   it('still answers a refused caller with the refusal, not with what the handler sent', async () => {
     const database = await openTestDatabase(undefined);
-    const app = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
     // A route written carelessly: it answers without reading through its admission.
     app.get('/api/careless', { config: { access: { roles: ['admin'] } } }, async () => ({ secret: 'for admins only' }));
     await app.ready();
@@ -322,7 +324,7 @@ describe('a handler that never asks the admission', () => {
 
   it('refuses to start an app with an API route that declares no rule', async () => {
     const database = await openTestDatabase(undefined);
-    const app = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
     try {
       assert.throws(() => app.get('/api/forgotten', async () => ({})), /declares no access rule/);
     } finally {
