@@ -26,6 +26,7 @@ import { JobRunner, jobsPlugin } from './jobs/job-runner.js';
 import { mailPlugin } from './mail/mail-plugin.js';
 import { describeAccess, SCOPES } from './sessions/access-rule.js';
 import { openSigningKeys, sessionsPlugin } from './sessions/sessions-plugin.js';
+import { createTokenIssuer } from './sessions/token-issuer.js';
 import { usersPlugin } from './users/users-plugin.js';
 import { variantsPlugin } from './variants/variants-plugin.js';
 
@@ -80,16 +81,18 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(operationsRoutes, { database });
 
   const signingKeys = await openSigningKeys(config, database.db, jobs);
-  await app.register(sessionsPlugin, { config, database, jobs, signingKeys });
+  // The issuer verifies with the key ring, which reads the database for a key it does not know yet.
+  const tokenIssuer = createTokenIssuer(config, signingKeys.ring);
+  await app.register(sessionsPlugin, { config, database, jobs, signingKeys, tokenIssuer });
   await app.register(mailPlugin, { database, jobs });
-  await app.register(usersPlugin, { database, jobs, tellOperator: options.tellOperator });
-  await app.register(authPlugin, { database, jobs, signingKeys });
-  await app.register(mfaPlugin, { database, jobs });
+  await app.register(usersPlugin, { database, jobs, tokenIssuer, tellOperator: options.tellOperator });
+  await app.register(authPlugin, { database, jobs, signingKeys, tokenIssuer });
+  await app.register(mfaPlugin, { database, jobs, tokenIssuer });
   await app.register(inventoryPlugin, { database, jobs });
   await app.register(variantsPlugin);
   await app.register(eventsPlugin, { database, jobs });
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
-  await app.register(clientsPlugin);
+  await app.register(clientsPlugin, { tokenIssuer });
   return { app, jobs };
 }

@@ -13,12 +13,11 @@ import { SessionSchema, TokenPairSchema } from './session-schemas.js';
 import { deleteRetiredSigningKeys } from './signing-key-repository.js';
 import { jwksRoutes } from './jwks-routes.js';
 import { ensureActiveSigningKey, type RotationSettings } from './signing-key-service.js';
-import { ACCESS_TOKEN_RULES, createTokenIssuer, type TokenIssuer } from './token-issuer.js';
+import { ACCESS_TOKEN_RULES, type TokenIssuer } from './token-issuer.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    tokenIssuer: TokenIssuer;
     /** Seals the secrets the service must read back (SIGNING_KEY_ENCRYPTION_KEY). */
     secretsAtRest: SecretsAtRest;
   }
@@ -60,14 +59,12 @@ export async function openSigningKeys(config: Config, db: Kysely<Database>, jobs
 }
 
 export const sessionsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; jobs: JobRunner; signingKeys: SigningKeys }) => {
+  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; jobs: JobRunner; signingKeys: SigningKeys; tokenIssuer: TokenIssuer }) => {
     const { config } = options;
     const db = options.database.db;
     const { ring, rotation } = options.signingKeys;
     app.decorate('secretsAtRest', rotation.secrets);
-    const issuer = createTokenIssuer(config, ring);
-    app.decorate('tokenIssuer', issuer);
-    const admission = admissionHooks(app, db, issuer);
+    const admission = admissionHooks(app, db, options.tokenIssuer);
     app.decorateRequest('access', undefined as never);
     app.addHook('onRoute', requireAccessRule);
     app.addHook('onRequest', admission.onRequest);

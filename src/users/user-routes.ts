@@ -13,6 +13,7 @@ import { notModifiedReply, problemResponses, resourceReply } from '../http/probl
 import { ADMIN, ANY_ROLE, STAFF } from '../sessions/access-rule.js';
 import type { Access } from '../sessions/admission.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { clientOf } from '../sessions/token-pairs.js';
 import { applyPasswordChange, preparePasswordChange } from './password-service.js';
 import { countUsers, userById, usersPage } from './user-repository.js';
@@ -58,7 +59,7 @@ const REAUTHENTICATION =
   'The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward ' +
   'LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.';
 
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { currency, loginRateLimit, loginAccountFailureLimit } = app.config;
   /** A single user reply: its ETag and its body. */
   const userReply = (reply: FastifyReply, row: UserRow) => {
@@ -193,7 +194,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await spendLoginBudget(request, user);
       const passwords = { current: request.body.current_password, next: request.body.new_password };
       const change = await preparePasswordChange(db, user, passwords, loginAccountFailureLimit);
-      return access.transaction((trx) => applyPasswordChange(trx, change, app.tokenIssuer, contextOf(request), clientOf(request)));
+      return access.transaction((trx) => applyPasswordChange(trx, change, tokenIssuer, contextOf(request), clientOf(request)));
     },
   );
 
