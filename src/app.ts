@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Registry } from 'prom-client';
 import { authPlugin } from './auth/auth-plugin.js';
 import { clientsPlugin } from './clients/clients-plugin.js';
 import type { Config } from './config.js';
@@ -54,6 +55,8 @@ export interface AppOptions {
 export interface BuiltApp {
   app: FastifyInstance;
   jobs: JobRunner;
+  /** The figures GET /metrics serves, read now (a queue's gauges query the database). */
+  metricsRegistry: Registry;
 }
 
 /** Builds the app: the ground floors first, then the shared services, then each area. */
@@ -69,10 +72,11 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   // the admission of their request (sessions/admission.ts).
   const { database } = options;
   const jobs = new JobRunner(app.log);
+  const metricsRegistry = new Registry();
   await app.register(routeTablePlugin);
   await app.register(databasePlugin, { database });
   await app.register(jobsPlugin, { jobs });
-  await app.register(metricsPlugin, { token: config.metricsToken, database });
+  await app.register(metricsPlugin, { token: config.metricsToken, database, registry: metricsRegistry });
   await app.register(httpFramePlugin, { database, jobs });
   await app.register(securityPlugin, { config });
   await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });
@@ -94,5 +98,5 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
   await app.register(clientsPlugin, { tokenIssuer });
-  return { app, jobs };
+  return { app, jobs, metricsRegistry };
 }

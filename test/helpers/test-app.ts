@@ -6,6 +6,7 @@ import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle, type PoolMode } from '../../src/db/database.js';
+import type { Registry } from 'prom-client';
 import type { JobRunner } from '../../src/jobs/job-runner.js';
 import type { Tracing } from '../../src/tracing.js';
 import { migratedPGliteImage } from './pglite-image.js';
@@ -25,6 +26,8 @@ export interface TestApp {
   app: FastifyInstance;
   /** The app's background runner (jobs and outboxes): `runNow` a pass, `stop` it. No handler can reach it. */
   jobs: JobRunner;
+  /** The figures GET /metrics serves, read now rather than at most once a second. */
+  metricsRegistry: Registry;
   /** The database the app runs on, for a test to read or arrange what it checks. */
   db: Kysely<Database>;
   config: Config;
@@ -81,11 +84,12 @@ export async function buildTestApp(
   const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs, undefined, options.tracing !== undefined);
   const logLines = options.logLines;
   const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
-  const { app, jobs } = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
+  const { app, jobs, metricsRegistry } = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
   await app.ready();
   return {
     app,
     jobs,
+    metricsRegistry,
     db: database.db,
     config,
     databaseUrl,

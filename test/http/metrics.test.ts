@@ -18,7 +18,7 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 describe('GET /metrics', () => {
   const fixture = useAppWithAdmin();
   // The figures as they are now: GET /metrics renders at most once a second (tested below).
-  const scrape = () => fixture.app.metrics.registry.metrics();
+  const scrape = () => fixture.testApp.metricsRegistry.metrics();
 
   it('serves the Prometheus text format with every family the contract names, without a token by default', async () => {
     const response = await fixture.app.inject({ method: 'GET', url: '/metrics' });
