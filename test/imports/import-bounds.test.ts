@@ -1,4 +1,3 @@
-import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -7,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { buildTestApp, loginAdmin, onPostgres, problemOf, useAppWithAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 
 const CSV = 'text/csv';

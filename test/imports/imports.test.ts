@@ -1,9 +1,9 @@
-import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { problemOf, useAppWithAdmin, type Session } from '../helpers/test-app.js';
 
 const CSV = 'text/csv';

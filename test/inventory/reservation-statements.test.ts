@@ -1,4 +1,3 @@
-import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -7,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/tables.js';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { createScratchDatabase, createUser, loginAdmin, newVariantBody, onPostgres, openTestDatabase, poolMode, testConfig, type Session } from '../helpers/test-app.js';
 
 /**

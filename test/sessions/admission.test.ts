@@ -1,4 +1,3 @@
-import type { JobRunner } from '../../src/jobs/job-runner.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -6,8 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
+import type { Access } from '../../src/sessions/admission.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { applyBalanceChange } from '../../src/users/balance-service.js';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 import { createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, testConfig, type Session } from '../helpers/test-app.js';
 
@@ -317,6 +318,26 @@ describe('a handler that never asks the admission', () => {
       assert.doesNotMatch(refused.body, /for admins only/);
       const admin = await loginAdmin(app);
       assert.deepEqual((await app.inject({ method: 'GET', url: '/api/careless', headers: admin.auth })).json(), { secret: 'for admins only' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('gives a handler the database only out of an admission, and decorates nothing that holds it', async () => {
+    // Checked by the type-check of `npm test`: each line marked must fail to compile.
+    const beforeAdmission = (access: Access) => {
+      // @ts-expect-error the database comes out of read, readPage, transaction, admit() or anyone()
+      void access.db;
+      // @ts-expect-error the caller comes out of transaction or admit()
+      void access.caller;
+    };
+    assert.equal(typeof beforeAdmission, 'function');
+    // What a handler sees through request.server: no runner, queue, key ring, issuer or metrics registry.
+    const database = await openTestDatabase(undefined);
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    try {
+      for (const name of ['jobs', 'webhookDeliveries', 'signingKeys', 'tokenIssuer', 'db', 'database']) assert.equal(app.hasDecorator(name), false, name);
+      assert.equal('registry' in app.metrics, false);
     } finally {
       await app.close();
     }
