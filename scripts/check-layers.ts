@@ -3,10 +3,11 @@
  * (db, http, jobs, config.ts) import no area; shared services (events, mail, sessions) import
  * only the ground; areas import the ground, the services and the areas listed as below them;
  * no two folders import each other, directly or round a circle. A route file (`*-routes.ts`)
- * takes nothing but types from db/: its way to the database is its request's admission. A
- * repository (`*-repository.ts`, its area's SQL) is imported only from its own folder: another
- * area calls the owner's service, which hands on what others may use, so every write to a table
- * is its owner's; the few exceptions are listed below with why. Prints the folder graph.
+ * takes nothing but types from db/ and nothing at all from jobs/ (the runner and its queues hold
+ * the database): its way to the database is its request's admission. A repository
+ * (`*-repository.ts`, its area's SQL) is imported only from its own folder: another area calls the
+ * owner's service, which hands on what others may use, so every write to a table is its owner's;
+ * the few exceptions are listed below with why. Prints the folder graph.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -62,6 +63,9 @@ for (const file of files.filter((candidate) => candidate.endsWith('-routes.ts'))
   const text = readFileSync(path.join(SOURCE, file), 'utf8');
   for (const match of text.matchAll(/^import (?!type )[^;]*from '(\.\.\/db\/[^']+)'/gm)) {
     problems.push(`${file} imports ${match[1]} for more than its types: a route reaches the database through request.access`);
+  }
+  for (const match of text.matchAll(/^import [^;]*from '(\.\.\/jobs\/[^']+)'/gm)) {
+    problems.push(`${file} imports ${match[1]}: background work is added by its area's plugin, which hands a route only what it needs (a wake-up)`);
   }
 }
 for (const repositoryImport of repositoryImports) {

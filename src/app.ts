@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Registry } from 'prom-client';
 import { authPlugin } from './auth/auth-plugin.js';
 import { clientsPlugin } from './clients/clients-plugin.js';
 import { noteClientUsed } from './clients/client-service.js';
@@ -23,10 +24,11 @@ import { routeTablePlugin } from './http/route-table.js';
 import { securityPlugin } from './http/security.js';
 import { MAX_PARAM_LENGTH, serverOptions } from './http/server-options.js';
 import { inventoryPlugin } from './inventory/inventory-plugin.js';
-import { jobsPlugin } from './jobs/job-runner.js';
+import { JobRunner, jobsPlugin } from './jobs/job-runner.js';
 import { mailPlugin } from './mail/mail-plugin.js';
 import { describeAccess, SCOPES } from './sessions/access-rule.js';
-import { sessionsPlugin } from './sessions/sessions-plugin.js';
+import { openSigningKeys, sessionsPlugin } from './sessions/sessions-plugin.js';
+import { createTokenIssuer } from './sessions/token-issuer.js';
 import { usersPlugin } from './users/users-plugin.js';
 import { variantsPlugin } from './variants/variants-plugin.js';
 
@@ -46,39 +48,57 @@ export interface AppOptions {
   tellOperator?: (line: string) => void;
 }
 
+/**
+ * The app and its background runner. The runner is no decorator (its jobs and queues hold the
+ * database, and a handler sees every decorator through `request.server`): the plugins that add
+ * work get it in their options, and whoever builds the app (server.ts, tests, bench) gets it here.
+ */
+export interface BuiltApp {
+  app: FastifyInstance;
+  jobs: JobRunner;
+  /** The figures GET /metrics serves, read now (a queue's gauges query the database). */
+  metricsRegistry: Registry;
+}
+
 /** Builds the app: the ground floors first, then the shared services, then each area. */
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const { config } = options;
   const app = Fastify(serverOptions(config, options.logger, options.tracing !== undefined)).withTypeProvider<TypeBoxTypeProvider>();
   // First, so every route registered after it gets its server span.
   if (options.tracing) await app.register(options.tracing.plugin);
   app.decorate('config', config);
 
-  // The database goes to each plugin that runs work of its own (jobs, start-up); routes reach it
-  // only through the admission of their request (sessions/admission.ts).
+  // The database, the runner and the signing keys go to each plugin that runs work of its own
+  // (jobs, start-up) in its options, never as decorators: routes reach the database only through
+  // the admission of their request (sessions/admission.ts).
   const { database } = options;
+  const jobs = new JobRunner(app.log);
+  const metricsRegistry = new Registry();
   await app.register(routeTablePlugin);
   await app.register(databasePlugin, { database });
-  await app.register(jobsPlugin);
-  await app.register(metricsPlugin, { token: config.metricsToken, database });
-  await app.register(httpFramePlugin, { database });
+  await app.register(jobsPlugin, { jobs });
+  await app.register(metricsPlugin, { token: config.metricsToken, database, registry: metricsRegistry });
+  await app.register(httpFramePlugin, { database, jobs });
   await app.register(securityPlugin, { config });
   await app.register(methodNotAllowedPlugin, { maxParamLength: MAX_PARAM_LENGTH });
   await app.register(openApiPlugin, { config, describeAccess, scopes: { ...SCOPES }, webhooks: webhooksDocument(), introduction: apiIntroduction(config) });
   await registerAdminConsole(app);
   await app.register(operationsRoutes, { database });
 
+  const signingKeys = await openSigningKeys(config, database.db, jobs);
+  // The issuer verifies with the key ring, which reads the database for a key it does not know yet.
+  const tokenIssuer = createTokenIssuer(config, signingKeys.ring);
   // The admission notes an API client's use; the clients area, which owns api_clients, writes it.
-  await app.register(sessionsPlugin, { config, database, noteClientUse: noteClientUsed });
-  await app.register(mailPlugin, { database });
-  await app.register(usersPlugin, { database, tellOperator: options.tellOperator });
-  await app.register(authPlugin, { database });
-  await app.register(mfaPlugin, { database });
-  await app.register(inventoryPlugin, { database });
+  await app.register(sessionsPlugin, { config, database, jobs, signingKeys, tokenIssuer, noteClientUse: noteClientUsed });
+  await app.register(mailPlugin, { database, jobs });
+  await app.register(usersPlugin, { database, jobs, tokenIssuer, tellOperator: options.tellOperator });
+  await app.register(authPlugin, { database, jobs, signingKeys, tokenIssuer });
+  await app.register(mfaPlugin, { database, jobs, tokenIssuer });
+  await app.register(inventoryPlugin, { database, jobs });
   await app.register(variantsPlugin);
-  await app.register(eventsPlugin, { database });
-  await app.register(privacyPlugin, { database });
-  await app.register(importsPlugin, { database });
-  await app.register(clientsPlugin);
-  return app;
+  await app.register(eventsPlugin, { database, jobs });
+  await app.register(privacyPlugin, { database, jobs });
+  await app.register(importsPlugin, { database, jobs });
+  await app.register(clientsPlugin, { tokenIssuer });
+  return { app, jobs, metricsRegistry };
 }

@@ -35,7 +35,7 @@ async function serve(config: Config): Promise<void> {
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     traced: tracing !== undefined,
   });
-  const app = await buildApp({ config, database, tracing, logger: { stream: logDestination({ fd: 1, sharedWithOtherProcesses: cluster.isWorker }) } });
+  const { app } = await buildApp({ config, database, tracing, logger: { stream: logDestination({ fd: 1, sharedWithOtherProcesses: cluster.isWorker }) } });
   if (tracing) app.addHook('onClose', () => tracing.shutdown());
 
   // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the database, exit 0.

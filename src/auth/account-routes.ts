@@ -34,7 +34,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // After the reply has gone: a known address must not take longer to answer than an unknown one.
       onResponse: async (request, reply) => {
         if (reply.statusCode !== 202) return;
-        await requestPasswordReset(request.access.db, request.body.email, app.accountMail).catch((error: unknown) =>
+        await requestPasswordReset((await request.access.anyone()).db, request.body.email, app.accountMail).catch((error: unknown) =>
           request.log.error({ err: error }, 'could not queue a password-reset mail'),
         );
       },
@@ -59,7 +59,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await confirmPasswordReset(request.access.db, request.body.token, request.body.new_password, contextOf(request));
+      const { db } = await request.access.anyone();
+      await confirmPasswordReset(db, request.body.token, request.body.new_password, contextOf(request));
       return reply.code(204).send(null);
     },
   );
@@ -79,7 +80,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await request.access.transaction((trx) => confirmEmailVerification(trx, request.body.token, contextOf(request)));
+      await (await request.access.anyone()).transaction((trx) => confirmEmailVerification(trx, request.body.token, contextOf(request)));
       return reply.code(204).send(null);
     },
   );
@@ -103,7 +104,7 @@ export const resendRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { access } = request;
-      await access.transaction((trx) => resendVerification(trx, access.callerId, app.accountMail));
+      await access.transaction((trx, caller) => resendVerification(trx, caller.id, app.accountMail));
       return reply.code(202).send({ status: 'accepted' as const });
     },
   );

@@ -12,6 +12,7 @@ import { pairOrRefusal } from '../sessions/refresh-rotation.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
 import { clientOf, hashRefreshToken } from '../sessions/token-pairs.js';
 import { PUBLIC } from '../sessions/access-rule.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { logIn } from './login-service.js';
 import { refreshSession } from './refresh-service.js';
@@ -20,7 +21,7 @@ import { UserSchema } from '../users/user-schemas.js';
 import { createUser } from '../users/user-service.js';
 import { LoginBody, RefreshTokenBody, RegisterBody } from './auth-schemas.js';
 
-export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const authRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { config } = app;
 
   app.post(
@@ -48,7 +49,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const id = randomUUID();
       const { password, ...fields } = request.body;
       const passwordHash = await hashPassword(password);
-      const user = await request.access.transaction((trx) => createUser(trx, { ...fields, id, passwordHash, role: 'user' }, contextOf(request, id), app.accountMail));
+      const anyone = await request.access.anyone();
+      const user = await anyone.transaction((trx) => createUser(trx, { ...fields, id, passwordHash, role: 'user' }, contextOf(request, id), app.accountMail));
       setEtag(reply, user.version);
       reply.header('location', `/api/users/${user.id}`);
       return reply.code(201).send(toUserResponse(user, config.currency));
@@ -80,7 +82,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const outcome = await logIn(request.access.db, app.tokenIssuer, request.body, clientOf(request), config.loginAccountFailureLimit);
+      const { db } = await request.access.anyone();
+      const outcome = await logIn(db, tokenIssuer, request.body, clientOf(request), config.loginAccountFailureLimit);
       if ('pair' in outcome) return outcome.pair;
       throw new AppError('mfa_required', 'This account has a second factor: send it with the mfa_token to POST /api/auth/login/mfa.', undefined, undefined, { ...outcome.secondStep });
     },
@@ -107,7 +110,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const outcome = await request.access.transaction((trx) => refreshSession(trx, app.tokenIssuer, request.body.refresh_token, contextOf(request)));
+      const anyone = await request.access.anyone();
+      const outcome = await anyone.transaction((trx) => refreshSession(trx, tokenIssuer, request.body.refresh_token, contextOf(request)));
       if ('refusal' in outcome && outcome.refusal === 'reused') {
         request.log.warn({ user_id: outcome.userId, session_id: outcome.sessionId }, 'a spent refresh token came back after the reuse interval: its session is ended');
       }
@@ -132,7 +136,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await request.access.transaction(async (trx) => {
+      const anyone = await request.access.anyone();
+      await anyone.transaction(async (trx) => {
         const token = await findRefreshToken(trx, hashRefreshToken(request.body.refresh_token));
         if (token) await signOut(trx, { userId: token.user_id, sessionId: token.family_id }, 'logout', contextOf(request, token.user_id));
       });

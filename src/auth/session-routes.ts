@@ -26,7 +26,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const sessions = await access.readPage((db) => activeSessions(db, access.ownUserId));
-      return { items: sessions.map((session) => toSessionResponse(session, access.caller.sessionId)) };
+      const { caller } = await access.admit();
+      return { items: sessions.map((session) => toSessionResponse(session, caller.sessionId)) };
     },
   );
 
@@ -45,7 +46,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { access } = request;
-      const ended = await access.transaction((trx) => endSession(trx, { userId: access.callerId, sessionId: request.params.id }, contextOf(request)));
+      const ended = await access.transaction((trx, caller) => endSession(trx, { userId: caller.id, sessionId: request.params.id }, contextOf(request)));
       if (!ended) throw notFound('session');
       return reply.code(204).send(null);
     },

@@ -6,6 +6,7 @@ import { StringEnum, Timestamp } from '../http/common-schemas.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { ADMIN } from '../sessions/access-rule.js';
 import { liveSigningKeys } from '../sessions/signing-key-repository.js';
+import type { RotationSettings } from '../sessions/signing-key-service.js';
 import { rotateSigningKey } from './signing-key-rotation.js';
 
 const SigningKeySchema = Type.Object({
@@ -25,7 +26,7 @@ const toSigningKeyResponse = (row: SigningKeyRow) => ({
 });
 
 /** Listing and rotating the signing keys: admins, never an API client. */
-export const signingKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ rotation: RotationSettings; reloadKeys: () => Promise<void> }> = async (app, { rotation, reloadKeys }) => {
   app.get(
     '',
     {
@@ -52,8 +53,8 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const key = await request.access.transaction((trx) => rotateSigningKey(trx, app.signingKeys.rotation, contextOf(request)));
-      await app.signingKeys.ring?.reload();
+      const key = await request.access.transaction((trx) => rotateSigningKey(trx, rotation, contextOf(request)));
+      await reloadKeys();
       return toSigningKeyResponse(key);
     },
   );

@@ -22,9 +22,10 @@ const ClientReply = Type.Ref(ClientSchema);
 
 /** API.md section 11: the clients other services call the API as. */
 export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  /** A client's reply, after a read or write of this request admitted the caller (so `admit()` costs nothing). */
   const clientReply = async (reply: FastifyReply, access: Access, row: ApiClientRow) => {
     setEtag(reply, row.version);
-    return toClientResponse(row, await secretsOfClients(access.db, [row.id]));
+    return toClientResponse(row, await secretsOfClients((await access.admit()).db, [row.id]));
   };
   const existing = async (access: Access, id: string) => {
     const [client] = await access.read(clientById, id);
@@ -69,13 +70,13 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { access } = request;
-      return listPage(request.query, {
+      return listPage(request.query, access, {
         rows: async (page) => {
           const rows = await access.readPage((db) => clientsPage(db, page));
-          const secrets = await secretsOfClients(access.db, rows.map((row) => row.id));
+          const secrets = await secretsOfClients((await access.admit()).db, rows.map((row) => row.id));
           return rows.map((row) => ({ ...row, secrets }));
         },
-        count: () => countClients(access.db),
+        count: (db) => countClients(db),
         toItem: ({ secrets, ...row }) => toClientResponse(row, secrets),
       });
     },

@@ -6,6 +6,7 @@ import { toAppError } from '../http/error-handler.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { sendProblem } from '../http/problem-reply.js';
 import { PUBLIC, SCOPE_NAMES } from '../sessions/access-rule.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { grantClientToken, OAuthError, type ClientCredentials } from './token-service.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -72,7 +73,7 @@ function credentialsOf(request: FastifyRequest, form: Record<string, string>): C
  * The OAuth 2.0 token endpoint and its discovery document (RFC 8414). Its errors follow RFC 6749
  * §5.2 (`{error, error_description}`, not problem details), because OAuth libraries read that shape.
  */
-export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { config } = app;
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => {
     try {
@@ -124,7 +125,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) throw new OAuthError('invalid_request', `Send the request as ${FORM}.`, 400);
       const form = request.body as Record<string, string>;
       reply.header('pragma', 'no-cache');
-      return grantClientToken(request.access.db, app.tokenIssuer, { grantType: form.grant_type, scope: form.scope, credentials: credentialsOf(request, form) });
+      const { db } = await request.access.anyone();
+      return grantClientToken(db, tokenIssuer, { grantType: form.grant_type, scope: form.scope, credentials: credentialsOf(request, form) });
     },
   );
 

@@ -36,9 +36,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         since: since ? new Date(since) : undefined,
         until: until ? new Date(until) : undefined,
       };
-      return listPage(request.query, {
+      return listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => eventsPage(db, filter, page)),
-        count: () => countEvents(request.access.db, filter),
+        count: (db) => countEvents(db, filter),
         toItem: toEventResponse,
       });
     },

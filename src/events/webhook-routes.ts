@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { outsideAnyTrace } from '../tracing.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { WebhookRow } from '../db/tables.js';
@@ -23,7 +22,8 @@ const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
 const WebhookReply = Type.Ref(WebhookSchema);
 const DeliveryParams = Type.Object({ id: IdParams.properties.id, delivery_id: IdParams.properties.id });
 
-export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** `wakeDeliveries`: the attempt comes at once, the delivery loop woken rather than left to its next tick. */
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ wakeDeliveries: () => void }> = async (app, { wakeDeliveries }) => {
   const rules = { allowHttp: app.config.webhookAllowHttp, allowPrivateNetworks: app.config.webhookAllowPrivateNetworks };
   const webhookReply = (reply: FastifyReply, row: WebhookRow) => {
     setEtag(reply, row.version);
@@ -72,9 +72,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      listPage(request.query, {
+      listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => webhooksPage(db, page)),
-        count: () => countWebhooks(request.access.db),
+        count: (db) => countWebhooks(db),
         toItem: toWebhookResponse,
       }),
   );
@@ -153,18 +153,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const webhook = await existing(access, request.params.id);
-      return listPage(request.query, {
-        rows: (page) => deliveriesPage(access.db, webhook.id, page).execute(),
-        count: () => countDeliveries(access.db, webhook.id),
+      const { db } = await access.admit();
+      return listPage(request.query, access, {
+        rows: (page) => deliveriesPage(db, webhook.id, page).execute(),
+        count: (db) => countDeliveries(db, webhook.id),
         toItem: toDeliveryResponse,
       });
     },
   );
-
-  /** The attempt comes at once: the delivery loop is woken rather than left to its next tick. */
-  const wakeDeliveries = () => {
-    outsideAnyTrace(() => app.webhookDeliveries.pass()).catch((error: unknown) => app.log.warn({ err: error }, 'could not start a webhook delivery'));
-  };
 
   app.post(
     '/:id/ping',

@@ -14,6 +14,7 @@ import { deleteExpiredIdempotencyKeys } from './idempotency-key-repository.js';
 import { AppError } from './errors.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { withoutSecrets } from '../url-redaction.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -22,7 +23,7 @@ const HOUR_MS = 60 * 60 * 1000;
  * a deadline for the body on every reply, and `{id}` path parameters read in any letter case.
  */
 export const httpFramePlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
+  async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner }) => {
     // The access log's fields hold no secret (the URL's secret-looking query values are redacted
     // by withoutSecrets), so its lines skip the redaction paths, which walk every field of a
     // line for wildcards and were most of the line's cost in the profile.
@@ -80,7 +81,7 @@ export const httpFramePlugin = fastifyPlugin(
       reply.code(304).removeHeader('content-type').removeHeader('content-length');
       done(null, null);
     });
-    app.jobs.add({ name: 'purge-idempotency-keys', everyMs: HOUR_MS, run: () => deleteExpiredIdempotencyKeys(options.database.db) });
+    options.jobs.add({ name: 'purge-idempotency-keys', everyMs: HOUR_MS, run: () => deleteExpiredIdempotencyKeys(options.database.db) });
   },
-  { name: 'http-frame', dependencies: ['jobs', 'database'] },
+  { name: 'http-frame', dependencies: ['database'] },
 );

@@ -38,10 +38,8 @@ function requestFingerprint(request: FastifyRequest, stands?: Record<string, unk
  * which checks the caller before the work can touch the database.
  */
 export interface WriteRunner {
-  /** Whose key it is: the credentials' subject (a user or an API client). */
-  readonly callerId: string;
-  admit(): Promise<unknown>;
-  readonly db: Kysely<Database>;
+  /** The admitted caller (a user or an API client, whose key it is) and the database. */
+  admit(): Promise<{ caller: { id: string }; db: Kysely<Database> }>;
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
 }
 
@@ -63,9 +61,8 @@ export async function replyOnce(
 ): Promise<AnyReply> {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string') return send(reply, await runner.transaction(work));
-  await runner.admit();
-  const { db } = runner;
-  const scope: KeyScope = { ownerId: runner.callerId, key, fingerprint: requestFingerprint(request, bodyStandIn) };
+  const { caller, db } = await runner.admit();
+  const scope: KeyScope = { ownerId: caller.id, key, fingerprint: requestFingerprint(request, bodyStandIn) };
   const stored = await claimKey(db, scope);
   if (stored) return send(reply.header('idempotent-replayed', 'true'), stored);
   try {

@@ -14,8 +14,11 @@ const SCRAPED = 'metrics:scraped';
 const SCRAPE_TIMEOUT_MS = 5000;
 const RENDER_EVERY_MS = 1000;
 
+/**
+ * What the app decorates: ways to add figures, never to read them. Reading the registry runs the
+ * queue gauges' statements, so it stays with this plugin (GET /metrics) and whoever built the app.
+ */
 export interface Metrics {
-  registry: Registry;
   /**
    * A gauge read at scrape time. `aggregator: 'first'` for figures every worker reads from the
    * shared database (a queue's length), so a scrape over several workers does not add them up.
@@ -122,8 +125,8 @@ function sameToken(sent: string | undefined, expected: string): boolean {
  * GET /metrics; with METRICS_TOKEN, only to `Authorization: Bearer <METRICS_TOKEN>`.
  */
 export const metricsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { token: string | undefined; database: DatabaseHandle }) => {
-    const registry = new Registry();
+  async (app: FastifyInstance, options: { token: string | undefined; database: DatabaseHandle; registry: Registry }) => {
+    const { registry } = options;
     const inCluster = cluster.isWorker;
     if (inCluster) {
       // Makes this worker answer the primary's aggregator with this registry.
@@ -132,7 +135,6 @@ export const metricsPlugin = fastifyPlugin(
     }
     collectDefaultMetrics({ register: registry });
     const metrics: Metrics = {
-      registry,
       gauge: (configuration) => new Gauge({ ...configuration, registers: [registry] }),
       counter: (configuration) => new Counter({ ...configuration, registers: [registry] }),
       queue(name, what, read) {

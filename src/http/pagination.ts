@@ -1,5 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
 import type { PageRequest } from '../db/list-queries.js';
+import type { Database } from '../db/tables.js';
 import { CANONICAL_UUID } from './common-schemas.js';
 import { invalidParameter } from './errors.js';
 
@@ -72,12 +74,23 @@ export interface Page<Item> {
 }
 
 /**
+ * What a list reads through: the request's admission (sessions/admission.ts), seen from here.
+ * Its `admit()` gives the database only with an admitted caller.
+ */
+export interface PageAdmission {
+  admit(): Promise<{ db: Kysely<Database> }>;
+}
+
+/**
  * One list reply: reads the page (one row more than asked, see keysetPage), turns rows into
- * items, sets `next_cursor` from the last row, and counts every match when asked.
+ * items, sets `next_cursor` from the last row, and counts every match when asked. The count is
+ * handed the database by the admission, so it can run only for an admitted caller, whatever
+ * `rows` did (after a `readPage`, `admit()` reuses its decision and costs no statement).
  */
 export async function listPage<Row extends { created_at: Date; id: string }, Item>(
   query: PageParameters,
-  source: { rows: (page: PageRequest) => Promise<Row[]>; count: () => Promise<number>; toItem: (row: Row) => Item },
+  admission: PageAdmission,
+  source: { rows: (page: PageRequest) => Promise<Row[]>; count: (db: Kysely<Database>) => Promise<number>; toItem: (row: Row) => Item },
 ): Promise<Page<Item>> {
   const page = pageRequest(query);
   const rows = await source.rows(page);
@@ -87,6 +100,6 @@ export async function listPage<Row extends { created_at: Date; id: string }, Ite
     items: pageRows.map(source.toItem),
     next_cursor: rows.length > page.limit && last ? encodeCursor(last.created_at, last.id) : null,
   };
-  if (query.include_total) body.total = await source.count();
+  if (query.include_total) body.total = await source.count((await admission.admit()).db);
   return body;
 }

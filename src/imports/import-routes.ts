@@ -84,13 +84,13 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       const format = UPLOAD_TYPES[mediaType];
       if (!format || !((request.body as unknown) instanceof Readable)) throw new AppError('unsupported_media_type', 'Send the file as text/csv or application/x-ndjson.');
       // The caller is checked before a byte is stored.
-      await access.admit();
+      const { caller, db } = await access.admit();
       const { mode = 'upsert', on_error = 'reject_all', dry_run = false } = request.query;
       // Refused before a byte is stored when there is clearly no room (the count that decides is the one under the lock
       // below); not with an Idempotency-Key, whose repeat of an accepted upload gets its 202 again whatever runs now.
       const keyed = request.headers['idempotency-key'] !== undefined;
-      if (!keyed && (await countActiveImports(access.db)) >= options.maxActive) throw importsBusy(options.maxActive);
-      const upload = await storeUpload(access.db, request.body as unknown as Readable, options.maxBytes);
+      if (!keyed && (await countActiveImports(db)) >= options.maxActive) throw importsBusy(options.maxActive);
+      const upload = await storeUpload(db, request.body as unknown as Readable, options.maxBytes);
       let inserted = false;
       let accepted = false;
       try {
@@ -110,8 +110,8 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
               on_error,
               dry_run,
               byte_size: upload.size,
-              created_by: access.callerId,
-              actor_type: access.caller.kind,
+              created_by: caller.id,
+              actor_type: caller.kind,
             });
             return { status: 202, headers: { location: `/api/variants/imports/${row.id}` }, body: toImportResponse(row) };
           },
@@ -122,7 +122,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
         accepted = inserted && reply.statusCode === 202;
       } finally {
         // A replayed key, or a refusal, leaves the stored upload to no import.
-        if (!accepted) await deleteUpload(access.db, upload.uploadId);
+        if (!accepted) await deleteUpload(db, upload.uploadId);
       }
       if (accepted) options.wake();
       return reply;
@@ -142,9 +142,9 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       },
     },
     async (request) =>
-      listPage(request.query, {
+      listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => importsPage(db, page)),
-        count: () => countImports(request.access.db),
+        count: (db) => countImports(db),
         toItem: toImportResponse,
       }),
   );
@@ -162,8 +162,10 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       },
     },
     async (request) => {
-      const [row] = await request.access.read(importById, request.params.id.toLowerCase());
+      const { access } = request;
+      const [row] = await access.read(importById, request.params.id.toLowerCase());
       if (!row) throw notFound('import');
+      const { db } = await access.admit();
       return toImportResponse(row);
     },
   );
@@ -188,10 +190,12 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       },
     },
     async (request, reply) => {
-      const [row] = await request.access.read(importById, request.params.id.toLowerCase());
+      const { access } = request;
+      const [row] = await access.read(importById, request.params.id.toLowerCase());
       if (!row) throw notFound('import');
+      const { db } = await access.admit();
       reply.type(row.format === 'csv' ? CSV_TYPE : JSONL_TYPE).header('content-disposition', `attachment; filename="import-${row.id}-errors.${row.format === 'csv' ? 'csv' : 'jsonl'}"`);
-      return reply.send(streamed(errorReport(request.access.db, row.id, row.format)));
+      return reply.send(streamed(errorReport(db, row.id, row.format)));
     },
   );
 
@@ -245,9 +249,9 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
     },
     async (request, reply) => {
       const { format = 'csv', q, product_id, in_stock } = request.query;
-      await request.access.admit();
+      const { db } = await request.access.admit();
       reply.type(format === 'csv' ? CSV_TYPE : JSONL_TYPE).header('content-disposition', `attachment; filename="variants.${format}"`);
-      return reply.send(streamed(exportVariants(request.access.db, { q, product_id, in_stock }, format)));
+      return reply.send(streamed(exportVariants(db, { q, product_id, in_stock }, format)));
     },
   );
 };

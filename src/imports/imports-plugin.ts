@@ -6,6 +6,7 @@ import { importRoutes } from './import-routes.js';
 import { ImportSchema } from './import-schemas.js';
 import { finishAbandoned, runImport } from './import-service.js';
 import { outsideAnyTrace } from '../tracing.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -17,10 +18,10 @@ const MAX_ATTEMPTS = 5;
  * instance that dies leaves its import to another within a minute); and exports.
  */
 export const importsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
+  async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner }) => {
     const { db, concurrent } = options.database;
     const runner = { db, concurrent };
-    const queue = app.jobs.addQueue(db, {
+    const queue = options.jobs.addQueue(db, {
       name: 'run-imports',
       table: 'variant_imports',
       settle: settleImportRun,
@@ -36,13 +37,13 @@ export const importsPlugin = fastifyPlugin(
         if (outcome === 'failed' && !attempt.ok) await finishAbandoned(trx, row);
       },
     });
-    app.jobs.add({ name: 'purge-import-uploads', everyMs: HOUR_MS, run: () => deleteAbandonedUploads(db) });
+    options.jobs.add({ name: 'purge-import-uploads', everyMs: HOUR_MS, run: () => deleteAbandonedUploads(db) });
     // Failed rows keep what a file held: IMPORT_RETENTION_DAYS after an import ends, it goes with them.
     const { importRetentionDays, importMaxBytes, importMaxActive } = app.config;
-    app.jobs.add({ name: 'purge-finished-imports', everyMs: HOUR_MS, run: () => purgeImportsFinishedBefore(db, new Date(Date.now() - importRetentionDays * DAY_MS)) });
+    options.jobs.add({ name: 'purge-finished-imports', everyMs: HOUR_MS, run: () => purgeImportsFinishedBefore(db, new Date(Date.now() - importRetentionDays * DAY_MS)) });
     app.addSchema(ImportSchema);
     await app.register(importRoutes, { prefix: '/api/variants', maxBytes: importMaxBytes, maxActive: importMaxActive, wake: () => void outsideAnyTrace(() => queue.pass()).catch(() => undefined) });
     app.reserveLiteralSegments(['/api/variants/imports', '/api/variants/export']);
   },
-  { name: 'imports', dependencies: ['sessions', 'variants', 'events', 'http-frame', 'jobs', 'method-not-allowed'] },
+  { name: 'imports', dependencies: ['sessions', 'variants', 'events', 'http-frame', 'method-not-allowed'] },
 );

@@ -7,6 +7,7 @@ import { ReservationSchema } from './reservation-schemas.js';
 import { reservationRoutes } from './reservation-routes.js';
 import { expireLapsedReservations } from './reservation-service.js';
 import { StockMovementSchema } from './stock-schemas.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 
 /** The expiry runs every second on every instance, so a lapsed reservation is closed well within 10 s. */
 const EXPIRY_EVERY_MS = 1000;
@@ -19,21 +20,21 @@ const RECONCILE_EVERY_MS = 60_000;
  * of `reserved` with the open reservation lines.
  */
 export const inventoryPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
+  async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner }) => {
     const { db } = options.database;
     app.addSchema(StockMovementSchema);
     app.addSchema(ReservationSchema);
     await app.register(reservationRoutes, { prefix: '/api' });
     const expired = app.metrics.counter({ name: 'reservations_expired_total', help: 'Reservations closed by the expiry job.' });
     app.metrics.queue('reservations_overdue', 'Active reservations past their expires_at, not yet expired', () => overdueReservationStats(db));
-    app.jobs.add({ name: 'expire-reservations', everyMs: EXPIRY_EVERY_MS, run: async () => expired.inc(await expireLapsedReservations(db)) });
+    options.jobs.add({ name: 'expire-reservations', everyMs: EXPIRY_EVERY_MS, run: async () => expired.inc(await expireLapsedReservations(db)) });
     const mismatches = app.metrics.gauge({
       name: 'inventory_reserved_mismatches',
       help: 'Variants whose reserved differed from their open reservation lines at the last reconciliation (up to 100); anything but 0 is a defect.',
       aggregator: 'max',
     });
     const repairs = app.metrics.counter({ name: 'inventory_reserved_repairs_total', help: 'Variants whose reserved the reconciliation set back to their open reservation lines.' });
-    app.jobs.add({
+    options.jobs.add({
       name: 'reconcile-reserved',
       everyMs: RECONCILE_EVERY_MS,
       run: async () => {
@@ -43,5 +44,5 @@ export const inventoryPlugin = fastifyPlugin(
       },
     });
   },
-  { name: 'inventory', dependencies: ['sessions', 'jobs', 'metrics'] },
+  { name: 'inventory', dependencies: ['sessions', 'metrics'] },
 );

@@ -73,12 +73,12 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const filter = { reference: request.query.reference, status: request.query.status };
-      return listPage(request.query, {
+      return listPage(request.query, access, {
         rows: async (page) => {
           const rows = await access.readPage((db) => reservationsPage(db, filter, page));
-          return withLinesOfPage(access.db, rows);
+          return withLinesOfPage((await access.admit()).db, rows);
         },
-        count: () => countReservations(access.db, filter),
+        count: (db) => countReservations(db, filter),
         toItem: toReservationResponse,
       });
     },
@@ -98,9 +98,10 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const [row] = await request.access.read(reservationById, request.params.id);
+      const { access } = request;
+      const [row] = await access.read(reservationById, request.params.id);
       if (!row) throw notFound('reservation');
-      const [reservation] = await withLinesOfPage(request.access.db, [row]);
+      const [reservation] = await withLinesOfPage((await access.admit()).db, [row]);
       return toReservationResponse(reservation!);
     },
   );
@@ -123,9 +124,10 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { access } = request;
       const variantId = request.params.id;
       if ((await access.read(variantKey, variantId)).length === 0) throw notFound('variant');
-      return listPage(request.query, {
-        rows: async (page) => withLinesOfPage(access.db, await activeReservationsOfVariantPage(access.db, variantId, page).execute()),
-        count: () => countActiveReservationsOfVariant(access.db, variantId),
+      const { db } = await access.admit();
+      return listPage(request.query, access, {
+        rows: async (page) => withLinesOfPage(db, await activeReservationsOfVariantPage(db, variantId, page).execute()),
+        count: (db) => countActiveReservationsOfVariant(db, variantId),
         toItem: toReservationResponse,
       });
     },

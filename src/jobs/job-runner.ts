@@ -103,18 +103,15 @@ export class JobRunner {
   }
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    jobs: JobRunner;
-  }
-}
-
+/**
+ * Starts the app's runner when the app is ready and stops it when it closes. The runner is no
+ * decorator: its jobs and queues hold the database, which a handler reaches only through its
+ * request's admission. The plugins that add work get it in their options (app.ts).
+ */
 export const jobsPlugin = fastifyPlugin(
-  async (app: FastifyInstance) => {
-    const runner = new JobRunner(app.log);
-    app.decorate('jobs', runner);
-    app.addHook('onReady', async () => runner.start());
-    app.addHook('onClose', async () => runner.stop());
+  async (app: FastifyInstance, options: { jobs: JobRunner }) => {
+    app.addHook('onReady', async () => options.jobs.start());
+    app.addHook('onClose', async () => options.jobs.stop());
   },
   { name: 'jobs' },
 );

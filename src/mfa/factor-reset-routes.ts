@@ -26,7 +26,7 @@ export const factorResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { access } = request;
-      await access.transaction((trx) => resetFactors(trx, request.params.id.toLowerCase(), access.callerId, contextOf(request)));
+      await access.transaction((trx, caller) => resetFactors(trx, request.params.id.toLowerCase(), caller.id, contextOf(request)));
       return reply.code(204).send(null);
     },
   );

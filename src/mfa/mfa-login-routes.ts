@@ -4,6 +4,7 @@ import { contextOf } from '../events/event-recorder.js';
 import { addressKey } from '../http/client-address.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { PUBLIC } from '../sessions/access-rule.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
 import { clientOf } from '../sessions/token-pairs.js';
 import { completeSecondStep, invalidMfaToken, loginTokenUser } from './mfa-login-service.js';
@@ -12,7 +13,7 @@ import type { MfaSettings } from './mfa-settings.js';
 import type { SecondFactorProof } from './second-factor-check.js';
 
 /** The second step of a login whose user has a second factor (API.md section 12). */
-export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = async (app, { settings }) => {
+export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings; tokenIssuer: TokenIssuer }> = async (app, { settings, tokenIssuer }) => {
   const { config } = app;
   app.post(
     '/login/mfa',
@@ -40,13 +41,14 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }
     },
     async (request) => {
       const { mfa_token: mfaToken, ...rest } = request.body;
-      const login = await loginTokenUser(request.access.db, mfaToken);
+      const { db } = await request.access.anyone();
+      const login = await loginTokenUser(db, mfaToken);
       if (!login) throw invalidMfaToken();
       await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${login.email.toLowerCase()}`, config.loginRateLimit);
       const proof = ('code' in rest ? { code: rest.code.replace(/\s/g, '') } : rest) as SecondFactorProof;
       return completeSecondStep(
-        request.access.db,
-        app.tokenIssuer,
+        db,
+        tokenIssuer,
         settings,
         { ...login, proof },
         clientOf(request),

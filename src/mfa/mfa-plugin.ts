@@ -9,12 +9,14 @@ import { mfaLoginRoutes } from './mfa-login-routes.js';
 import { mfaRoutes } from './mfa-routes.js';
 import { MfaFactorSchema } from './mfa-schemas.js';
 import type { MfaSettings } from './mfa-settings.js';
+import type { JobRunner } from '../jobs/job-runner.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
 /** Second factors: enrolment, the login's second step, step-up, the admin reset; and their purges. */
 export const mfaPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { database: DatabaseHandle }) => {
+  async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner; tokenIssuer: TokenIssuer }) => {
     const { config } = app;
     const settings: MfaSettings = {
       party: { id: config.webauthnRpId, origin: config.webauthnOrigin, name: config.mfaIssuer },
@@ -23,7 +25,7 @@ export const mfaPlugin = fastifyPlugin(
       failureLimit: config.mfaFailureLimit,
     };
     const { db } = options.database;
-    app.jobs.add({
+    options.jobs.add({
       name: 'purge-second-factor-leftovers',
       everyMs: HOUR_MS,
       run: async () => {
@@ -34,7 +36,7 @@ export const mfaPlugin = fastifyPlugin(
     });
     app.addSchema(MfaFactorSchema);
     await app.register(mfaRoutes, { prefix: '/api/auth/mfa', settings });
-    await app.register(mfaLoginRoutes, { prefix: '/api/auth', settings });
+    await app.register(mfaLoginRoutes, { prefix: '/api/auth', settings, tokenIssuer: options.tokenIssuer });
     await app.register(factorResetRoutes, { prefix: '/api/users' });
   },
   { name: 'mfa', dependencies: ['sessions', 'users', 'http-frame'] },

@@ -6,7 +6,7 @@ import { IdParams } from '../http/common-schemas.js';
 import { AppError, notFound } from '../http/errors.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
-import type { Access } from '../sessions/admission.js';
+import type { Caller } from '../sessions/admission.js';
 import { userById } from '../users/user-repository.js';
 import { confirmedFactorsOfUser, factorOfUser } from './factor-repository.js';
 import { confirmTotp, regenerateRecoveryCodes, registerPasskey, removeFactor, startPasskeyRegistration, startTotpEnrolment, type FactorOwner } from './factor-service.js';
@@ -42,7 +42,7 @@ const OWN_FACTORS: AccessRule = { roles: ANY_ROLE, duringEnrolment: true };
 const OWN_FACTORS_STEPPED_UP: AccessRule = { ...OWN_FACTORS, stepUp: true };
 
 /** The admitted caller, as the owner of the factors it changes, in the session it acts in. */
-const ownerOf = (access: Access): FactorOwner => ({ userId: access.callerId, sessionId: access.caller.sessionId! });
+const ownerOf = (caller: Caller): FactorOwner => ({ userId: caller.id, sessionId: caller.sessionId! });
 
 /** API.md section 12: a user's second factors: TOTP, passkeys, recovery codes, and step-up. */
 export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = async (app, { settings }) => {
@@ -62,9 +62,10 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     async (request) => {
       const { access } = request;
       const factors = await access.read(confirmedFactorsOfUser, access.ownUserId);
+      const { caller } = await access.admit();
       return {
         enabled: factors.length > 0,
-        required: settings.requiredRoles.includes(access.caller.role!),
+        required: settings.requiredRoles.includes(caller.role!),
         factors: factors.map(toFactorResponse),
         recovery_codes_left: factors[0]?.recovery_codes_left ?? 0,
       };
@@ -89,7 +90,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request, reply) => {
       const { access } = request;
-      const started = await access.transaction((trx) => startTotpEnrolment(trx, settings, ownerOf(access), request.body.name));
+      const started = await access.transaction((trx, caller) => startTotpEnrolment(trx, settings, ownerOf(caller), request.body.name));
       reply.header('location', `/api/auth/mfa/factors/${started.factor.id}`);
       return reply.code(201).send({ id: started.factor.id, type: 'totp', name: started.factor.name, secret: started.secret, otpauth_url: started.otpauthUrl });
     },
@@ -114,7 +115,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     async (request) => {
       const { access } = request;
       const code = request.body.code.replace(/\s/g, '');
-      const confirmed = await access.transaction((trx) => confirmTotp(trx, settings, ownerOf(access), request.params.id, code, contextOf(request)));
+      const confirmed = await access.transaction((trx, caller) => confirmTotp(trx, settings, ownerOf(caller), request.params.id, code, contextOf(request)));
       return toConfirmedFactorResponse(confirmed.factor, confirmed.recoveryCodes);
     },
   );
@@ -135,7 +136,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request) => {
       const { access } = request;
-      return access.transaction((trx) => startPasskeyRegistration(trx, settings, ownerOf(access)));
+      return access.transaction((trx, caller) => startPasskeyRegistration(trx, settings, ownerOf(caller)));
     },
   );
 
@@ -157,7 +158,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request, reply) => {
       const { access } = request;
-      const registered = await access.transaction((trx) => registerPasskey(trx, settings, ownerOf(access), request.body.name, request.body.response as never, contextOf(request)));
+      const registered = await access.transaction((trx, caller) => registerPasskey(trx, settings, ownerOf(caller), request.body.name, request.body.response as never, contextOf(request)));
       if (!registered) throw invalidMfaCode();
       reply.header('location', `/api/auth/mfa/factors/${registered.factor.id}`);
       return reply.code(201).send(toConfirmedFactorResponse(registered.factor, registered.recoveryCodes));
@@ -202,7 +203,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request, reply) => {
       const { access } = request;
-      await access.transaction((trx) => removeFactor(trx, settings, ownerOf(access), request.params.id, contextOf(request)));
+      await access.transaction((trx, caller) => removeFactor(trx, settings, ownerOf(caller), request.params.id, contextOf(request)));
       return reply.code(204).send(null);
     },
   );
@@ -221,7 +222,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request) => {
       const { access } = request;
-      return { recovery_codes: await access.transaction((trx) => regenerateRecoveryCodes(trx, ownerOf(access), contextOf(request))) };
+      return { recovery_codes: await access.transaction((trx, caller) => regenerateRecoveryCodes(trx, ownerOf(caller), contextOf(request))) };
     },
   );
 
@@ -243,16 +244,16 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
     },
     async (request) => {
       const { access } = request;
-      // An access token sent is checked whatever the body says.
-      if (access.key) await access.admit();
+      // An access token sent is checked whatever the body says: anyone() admits its caller first.
+      const { caller, db } = await access.anyone();
       const mfaToken = request.body.mfa_token;
       if (mfaToken !== undefined) {
-        const login = await loginTokenUser(access.db, mfaToken);
+        const login = await loginTokenUser(db, mfaToken);
         if (!login) throw invalidMfaToken();
-        return passkeyChallenge(access.db, settings, login.userId, { loginTokenId: login.tokenId });
+        return passkeyChallenge(db, settings, login.userId, { loginTokenId: login.tokenId });
       }
-      if (!access.key) throw new AppError('unauthenticated', 'Send the mfa_token of a login, or an access token for step-up.', undefined, { 'www-authenticate': 'Bearer' });
-      return passkeyChallenge(access.db, settings, access.callerId, { sessionId: access.caller.sessionId! });
+      if (!caller) throw new AppError('unauthenticated', 'Send the mfa_token of a login, or an access token for step-up.', undefined, { 'www-authenticate': 'Bearer' });
+      return passkeyChallenge(db, settings, caller.id, { sessionId: caller.sessionId! });
     },
   );
 
@@ -278,9 +279,10 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings }> = a
       const { access } = request;
       const [user] = await access.read(userById, access.ownUserId);
       if (!user) throw notFound('user');
+      const { caller, db } = await access.admit();
       await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${user.email.toLowerCase()}`, config.loginRateLimit);
       const proof = 'code' in request.body ? { code: request.body.code.replace(/\s/g, '') } : request.body;
-      const verifiedAt = await verifyStepUp(access.db, settings, { ...ownerOf(access), email: user.email }, proof as never, { accountFailureLimit: config.loginAccountFailureLimit }, contextOf(request));
+      const verifiedAt = await verifyStepUp(db, settings, { ...ownerOf(caller), email: user.email }, proof as never, { accountFailureLimit: config.loginAccountFailureLimit }, contextOf(request));
       return { verified_at: verifiedAt.toISOString() };
     },
   );

@@ -32,7 +32,8 @@ export const privacyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { access } = request;
     await access.transaction((trx) => recordExport(trx, user.id, contextOf(request)));
     reply.header('content-disposition', `attachment; filename="user-${user.id}.json"`).type('application/json; charset=utf-8');
-    return reply.send(Readable.from(exportDocument(access.db, user, currency)));
+    const { db } = await access.admit();
+    return reply.send(Readable.from(exportDocument(db, user, currency)));
   }
 
   app.get(

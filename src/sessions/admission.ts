@@ -66,19 +66,43 @@ const NOBODY = '00000000-0000-0000-0000-000000000000';
 
 const usersOnly = () => forbidden('This operation is for users only: API clients may not call it.');
 
+/** What an admission gives a handler: the caller it admitted, and the database. */
+export interface Admitted {
+  caller: Caller;
+  db: Kysely<Database>;
+}
+
+/**
+ * What the admission of a route open to anyone gives (`PUBLIC`, or a `tokenOptional` route
+ * called without a token): the database, and a caller only when credentials were sent to a
+ * route that takes them.
+ */
+export interface AdmittedAnyone {
+  caller: Caller | undefined;
+  db: Kysely<Database>;
+  /** A write in one transaction; on a route that took credentials, its caller is already admitted. */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+}
+
+const publicRouteHasNoCaller = () => new Error('a public route admits anyone and has no caller: use access.anyone()');
+
 /**
  * The one admission step, for every caller of every route: it alone holds the database for a
- * request, and lends it only once the caller is admitted under the route's rule (`config.access`).
- * The database decides every request: the caller's row is read with the request's first
- * statement, and nothing about a caller is kept in this process between requests. A handler
- * reaches the database through it in one of five ways:
+ * request, and gives it out only together with a caller it admitted under the route's rule
+ * (`config.access`), so a handler that reaches the database before admission does not
+ * type-check. The database decides every request: the caller's row is read with the request's
+ * first statement, and nothing about a caller is kept in this process between requests. A
+ * handler reaches the database through it in one of these ways:
  * - `read(callerRead, ...values)`: a keyed read, one statement with the caller's row beside the data;
  * - `readPage(query)`: a list, likewise, its order kept;
- * - `transaction(work)`: a write, whose transaction's first statement reads the caller's row;
- * - `oneStatement(write)`: a write that is one statement, outside any transaction, the caller
- *   check a condition in the statement itself;
- * - `admit()`, then `db`: the caller checked on its own, for work that must not hold a
- *   connection between a read and a write (argon2, DNS).
+ * - `transaction((trx, caller) => ...)`: a write, whose transaction's first statement reads the caller's row;
+ * - `admit()`: `{ caller, db }`, free after a read of this request (it reuses its decision),
+ *   else one statement of its own: for work that must not hold a connection between a read and a
+ *   write (argon2, DNS), and for the caller after a read;
+ * - `anyone()`: on a route open to anyone, `{ caller (if any), db, transaction }`;
+ * - `oneStatement(write)`: the flash sale's reservation, a write in one statement outside any
+ *   transaction, the caller check a condition in the statement itself (the one exception,
+ *   benchmarked, used in inventory/reservation-routes.ts only).
  * The rules (401, 403 and their order) are applied in `decide`, to the caller's row however it
  * was read, so every way answers alike. Callers are users (an access token of a session) or API
  * clients (a secret, or an access token of the client credentials grant).
@@ -102,41 +126,30 @@ export class Access {
     private readonly request: AdmissionRequest,
   ) {}
 
-  /** Whether the caller has been admitted (a public route is, from the start). */
+  /** Whether the caller has been admitted (a public route is, from the start). For the hooks of authenticate.ts. */
   get admitted(): boolean {
     return this.rule.public === true || this.#caller !== undefined || this.#wroteAs !== undefined;
   }
 
-  /** The admitted caller. */
-  get caller(): Caller {
-    if (!this.#caller) throw new Error('the caller has not been admitted yet: read through the admission first');
-    return this.#caller;
-  }
-
-  /** The admitted caller's id (a user's, or an API client's). */
-  get callerId(): string {
-    return this.caller.id;
-  }
-
   /**
-   * The user whose credentials these are, known before admission, for a route of the caller's own
-   * account (users only). An API client's credentials name no user: this is then an id nobody
-   * has, and the admission refuses the client all the same.
+   * The user whose credentials these are, known before admission and without the database: the
+   * key of a read of the caller's own account (`access.read(userById, access.ownUserId)`), which
+   * the read's own admission then checks. An API client's credentials name no user: this is
+   * then an id nobody has, and the admission refuses the client all the same.
    */
   get ownUserId(): string {
     return this.key?.kind === 'user' ? this.key.userId : NOBODY;
   }
 
-  /** Who changes what this request changes, for its events: the admitted caller (none on a public route). */
+  /**
+   * Who changes what this request changes, for its events (`contextOf(request)`): read only
+   * inside or after a write, that is once the caller is admitted; none on a public route.
+   */
   get actor(): { type: 'user' | 'client'; id: string } | undefined {
     if (this.rule.public) return undefined;
-    return this.#wroteAs ?? { type: this.caller.kind, id: this.caller.id };
-  }
-
-  /** The database, for an admitted caller (or a public route) only. */
-  get db(): Kysely<Database> {
-    if (!this.admitted) throw new Error('the caller has not been admitted yet: read through the admission first');
-    return this.database;
+    if (this.#wroteAs) return this.#wroteAs;
+    if (!this.#caller) throw new Error('the actor of a request is known once its caller is admitted: read it inside the write');
+    return { type: this.#caller.kind, id: this.#caller.id };
   }
 
   private gate(): Gate {
@@ -175,11 +188,9 @@ export class Access {
    * written. A change of the caller committed before that statement refuses the write; one
    * committed after it is concurrent with the write, which a service orders by the rows it locks.
    */
-  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-    return inTransaction(this.database, async (trx) => {
-      if (!this.admitted) await this.admitWith(trx);
-      return work(trx);
-    });
+  transaction<T>(work: (trx: Transaction<Database>, caller: Caller) => Promise<T>): Promise<T> {
+    if (this.rule.public) return Promise.reject(publicRouteHasNoCaller());
+    return inTransaction(this.database, async (trx) => work(trx, await this.admitWith(trx)));
   }
 
   /**
@@ -213,13 +224,28 @@ export class Access {
     return written;
   }
 
-  /** The caller checked by a statement of its own (once a request), before work that needs it. */
-  async admit(): Promise<void> {
-    await this.admitWith(this.database);
+  /**
+   * The admitted caller and the database: free when a read of this request admitted the caller
+   * (its decision is reused), else the caller checked by a statement of its own. Not on a public
+   * route, which has no caller (`anyone()`).
+   */
+  async admit(): Promise<Admitted> {
+    if (this.rule.public) throw publicRouteHasNoCaller();
+    return { caller: await this.admitWith(this.database), db: this.database };
   }
 
-  private admitWith(db: Kysely<Database>): Promise<Caller | undefined> {
-    if (this.rule.public) return Promise.resolve(undefined);
+  /**
+   * A route open to anyone: the database, and the caller when credentials were sent to a
+   * `tokenOptional` route (admitted first, under the rest of its rule).
+   */
+  async anyone(): Promise<AdmittedAnyone> {
+    const caller = this.rule.public ? undefined : await this.admitWith(this.database);
+    const database = this.database;
+    return { caller, db: database, transaction: (work) => inTransaction(database, work) };
+  }
+
+  /** The caller's decision, made once a request: by the statement of a read, else by `db` here. */
+  private admitWith(db: Kysely<Database>): Promise<Caller> {
     this.#decision ??= callerAlone(db, this.key!).then((rows) => this.decide(rows[0]));
     return this.#decision;
   }

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../config.js';
+import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/tables.js';
 import { admissionHooks, requireAccessRule, type NoteClientUse } from './authenticate.js';
 import { KeyRing } from './key-ring.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
@@ -11,16 +13,24 @@ import { SessionSchema, TokenPairSchema } from './session-schemas.js';
 import { deleteRetiredSigningKeys } from './signing-key-repository.js';
 import { jwksRoutes } from './jwks-routes.js';
 import { ensureActiveSigningKey, type RotationSettings } from './signing-key-service.js';
-import { ACCESS_TOKEN_RULES, createTokenIssuer, type TokenIssuer } from './token-issuer.js';
+import { ACCESS_TOKEN_RULES, type TokenIssuer } from './token-issuer.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    tokenIssuer: TokenIssuer;
     /** Seals the secrets the service must read back (SIGNING_KEY_ENCRYPTION_KEY). */
     secretsAtRest: SecretsAtRest;
-    /** The Ed25519 keys in memory (none with JWT_SECRET), and how a rotation makes the next one. */
-    signingKeys: { ring: KeyRing | undefined; rotation: RotationSettings };
   }
+}
+
+/**
+ * The Ed25519 keys in memory (none with JWT_SECRET), and how a rotation makes the next one. The
+ * ring reads the database when it reloads, so it is no decorator: app.ts hands it to the
+ * plugins that rotate keys.
+ */
+export interface SigningKeys {
+  ring: KeyRing | undefined;
+  rotation: RotationSettings;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -32,35 +42,38 @@ const KEY_RING_REFRESH_MS = 30_000;
  * admission.ts), and the loops: key ring refresh, purges of spent refresh tokens and retired
  * keys. (Rotations record events, so they are the auth area's.)
  */
+/**
+ * The signing keys at start: the active key made if there is none, the ring loaded, and its
+ * loops (refresh, purge of retired keys) added to the runner.
+ */
+export async function openSigningKeys(config: Config, db: Kysely<Database>, jobs: JobRunner): Promise<SigningKeys> {
+  const secrets = new SecretsAtRest(config.signingKeyEncryptionKey);
+  const rotation = { secrets, accessTokenTtlSeconds: config.accessTokenTtlSeconds };
+  if (config.jwtSecret) return { ring: undefined, rotation };
+  const ring = new KeyRing(db, { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES }, secrets);
+  await ensureActiveSigningKey(db, secrets);
+  await ring.reload();
+  jobs.add({ name: 'refresh-signing-keys', everyMs: KEY_RING_REFRESH_MS, run: () => ring.reload() });
+  jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(db) });
+  return { ring, rotation };
+}
+
 export const sessionsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; noteClientUse: NoteClientUse }) => {
+  async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; jobs: JobRunner; signingKeys: SigningKeys; tokenIssuer: TokenIssuer; noteClientUse: NoteClientUse }) => {
     const { config } = options;
     const db = options.database.db;
-    let ring: KeyRing | undefined;
-    const secrets = new SecretsAtRest(config.signingKeyEncryptionKey);
-    const rotation = { secrets, accessTokenTtlSeconds: config.accessTokenTtlSeconds };
-    app.decorate('secretsAtRest', secrets);
-    if (!config.jwtSecret) {
-      ring = new KeyRing(db, { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES }, secrets);
-      await ensureActiveSigningKey(db, secrets);
-      await ring.reload();
-      const keys = ring;
-      app.jobs.add({ name: 'refresh-signing-keys', everyMs: KEY_RING_REFRESH_MS, run: () => keys.reload() });
-      app.jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(db) });
-    }
-    app.decorate('signingKeys', { ring, rotation });
-    const issuer = createTokenIssuer(config, ring);
-    app.decorate('tokenIssuer', issuer);
-    const admission = admissionHooks(app, db, issuer, options.noteClientUse);
+    const { ring, rotation } = options.signingKeys;
+    app.decorate('secretsAtRest', rotation.secrets);
+    const admission = admissionHooks(app, db, options.tokenIssuer, options.noteClientUse);
     app.decorateRequest('access', undefined as never);
     app.addHook('onRoute', requireAccessRule);
     app.addHook('onRequest', admission.onRequest);
     app.addHook('onSend', admission.onSend);
     app.addSchema(TokenPairSchema);
     app.addSchema(SessionSchema);
-    app.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(db) });
+    options.jobs.add({ name: 'purge-refresh-tokens', everyMs: HOUR_MS, run: () => deleteExpiredRefreshTokens(db) });
     // Ended and expired sessions keep an address and a user agent: SESSION_RETENTION_DAYS after they end, they go.
-    app.jobs.add({
+    options.jobs.add({
       name: 'purge-ended-sessions',
       everyMs: HOUR_MS,
       run: () => purgeSessionsEndedBefore(db, new Date(Date.now() - config.sessionRetentionDays * 24 * HOUR_MS)),
@@ -68,5 +81,5 @@ export const sessionsPlugin = fastifyPlugin(
 
     await app.register(jwksRoutes(ring));
   },
-  { name: 'sessions', dependencies: ['jobs'] },
+  { name: 'sessions' },
 );

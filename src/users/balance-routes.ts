@@ -74,9 +74,10 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // its own is, by being signed in, not deleted.
       const [record] = await access.read(userRecordById, userId);
       if (!record) throw notFound('user');
-      return listPage(request.query, {
-        rows: (page) => ledgerPage(access.db, userId, page).execute(),
-        count: () => countLedgerEntries(access.db, userId),
+      const { db } = await access.admit();
+      return listPage(request.query, access, {
+        rows: (page) => ledgerPage(db, userId, page).execute(),
+        count: (db) => countLedgerEntries(db, userId),
         toItem: toLedgerEntryResponse,
       });
     },

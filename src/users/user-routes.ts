@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, Role, UserRow, UserStatus } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
 import { loginBudgetKey } from '../http/client-address.js';
@@ -13,6 +13,7 @@ import { notModifiedReply, problemResponses, resourceReply } from '../http/probl
 import { ADMIN, ANY_ROLE, STAFF } from '../sessions/access-rule.js';
 import type { Access } from '../sessions/admission.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { clientOf } from '../sessions/token-pairs.js';
 import { applyPasswordChange, preparePasswordChange } from './password-service.js';
 import { countUsers, userById, usersPage } from './user-repository.js';
@@ -44,11 +45,13 @@ const UserReply = Type.Ref(UserSchema);
 /** The caller's own account: any user, never an API client. */
 const OWN_ACCOUNT = { roles: ANY_ROLE } as const;
 
-/** The caller's own user row, read beside its admission. */
-async function ownUser(access: Access): Promise<UserRow> {
+/** The caller's own user row, read beside its admission, and the database that admission gives. */
+async function ownUser(access: Access): Promise<{ user: UserRow; db: Kysely<Database> }> {
   const [user] = await access.read(userById, access.ownUserId);
   if (!user) throw notFound('user');
-  return user;
+  // The read admitted the caller: this reuses its decision and sends no statement.
+  const { db } = await access.admit();
+  return { user, db };
 }
 
 /** What each route that checks the caller's own password says about it (API.md section 17). */
@@ -56,7 +59,7 @@ const REAUTHENTICATION =
   'The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward ' +
   'LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.';
 
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { currency, loginRateLimit, loginAccountFailureLimit } = app.config;
   /** A single user reply: its ETag and its body. */
   const userReply = (reply: FastifyReply, row: UserRow) => {
@@ -78,7 +81,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: resourceReply(UserReply, 'The caller.'), 304: notModifiedReply, ...problemResponses(401, 403) },
       },
     },
-    async (request, reply) => userReply(reply, await ownUser(request.access)),
+    async (request, reply) => userReply(reply, (await ownUser(request.access)).user),
   );
 
   app.put(
@@ -104,11 +107,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { access } = request;
       const { current_password: currentPassword, ...fields } = request.body;
       // Read first, with the admission: no password is verified for a refused caller, and argon2 holds no transaction.
-      const user = await ownUser(access);
+      const { user, db } = await ownUser(access);
       if (currentPassword !== undefined) await spendLoginBudget(request, user);
-      const checked = await checkReplacement(access.db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
+      const checked = await checkReplacement(db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
-      return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
+      return userReply(reply, await access.transaction((trx, caller) => applyProfileChange(trx, caller.id, request.headers['if-match'], checked, work)));
     },
   );
 
@@ -132,11 +135,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { access } = request;
       const { current_password: currentPassword, ...fields } = request.body;
-      const user = await ownUser(access);
+      const { user, db } = await ownUser(access);
       if (currentPassword !== undefined) await spendLoginBudget(request, user);
-      const checked = await checkPatch(access.db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
+      const checked = await checkPatch(db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
-      return userReply(reply, await access.transaction((trx) => applyProfileChange(trx, access.callerId, request.headers['if-match'], checked, work)));
+      return userReply(reply, await access.transaction((trx, caller) => applyProfileChange(trx, caller.id, request.headers['if-match'], checked, work)));
     },
   );
 
@@ -160,10 +163,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { access } = request;
-      const user = await ownUser(access);
+      const { user, db } = await ownUser(access);
       // argon2 runs before the transaction; the deletion checks that the hash it verified is still the account's.
       await spendLoginBudget(request, user);
-      await confirmOwnPassword(access.db, user, request.body.password, loginAccountFailureLimit);
+      await confirmOwnPassword(db, user, request.body.password, loginAccountFailureLimit);
       await access.transaction((trx) => deleteOwnAccount(trx, user.id, request.headers['if-match'], user.password_hash, contextOf(request)));
       return reply.code(204).send(null);
     },
@@ -187,11 +190,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { access } = request;
-      const user = await ownUser(access);
+      const { user, db } = await ownUser(access);
       await spendLoginBudget(request, user);
       const passwords = { current: request.body.current_password, next: request.body.new_password };
-      const change = await preparePasswordChange(access.db, user, passwords, loginAccountFailureLimit);
-      return access.transaction((trx) => applyPasswordChange(trx, change, app.tokenIssuer, contextOf(request), clientOf(request)));
+      const change = await preparePasswordChange(db, user, passwords, loginAccountFailureLimit);
+      return access.transaction((trx) => applyPasswordChange(trx, change, tokenIssuer, contextOf(request), clientOf(request)));
     },
   );
 
@@ -211,9 +214,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { q, role, status, email_verified } = request.query;
       const filter = { q, role, status, email_verified };
-      return listPage(request.query, {
+      return listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => usersPage(db, filter, page)),
-        count: () => countUsers(request.access.db, filter),
+        count: (db) => countUsers(db, filter),
         toItem: (row) => toUserResponse(row, currency),
       });
     },

@@ -39,8 +39,9 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const userId = await existingUser(access, request.params.id);
-      const sessions = await listActiveSessions(access.db, userId);
-      return { items: sessions.map((session) => toSessionResponse(session, access.caller.sessionId)) };
+      const { caller, db } = await access.admit();
+      const sessions = await listActiveSessions(db, userId);
+      return { items: sessions.map((session) => toSessionResponse(session, caller.sessionId)) };
     },
   );
 

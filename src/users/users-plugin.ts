@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
+import type { JobRunner } from '../jobs/job-runner.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
 import type { MailSettings } from './account-emails.js';
 import { deleteStaleAccountAttempts } from './account-attempt-repository.js';
 import { clearExpiredSealedTokens } from './account-token-repository.js';
@@ -20,6 +22,9 @@ declare module 'fastify' {
 
 export interface UsersOptions {
   database: DatabaseHandle;
+  jobs: JobRunner;
+  /** Signs the token pair a password change answers with. */
+  tokenIssuer: TokenIssuer;
   /** Where the generated first-admin password goes; stderr by default. */
   tellOperator?: ((line: string) => void) | undefined;
 }
@@ -40,11 +45,12 @@ export const usersPlugin = fastifyPlugin(
     app.decorate('accountMail', mail);
     const { db } = options.database;
     await ensureFirstAdmin(db, { email: config.adminEmail, password: config.adminPassword }, app.log, mail, options.tellOperator);
-    app.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
-    app.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
+    options.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
+    options.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
     app.addSchema(UserSchema);
     app.addSchema(LedgerEntrySchema);
-    for (const routes of [userRoutes, balanceRoutes, userSessionRoutes]) await app.register(routes, { prefix: '/api/users' });
+    await app.register(userRoutes, { prefix: '/api/users', tokenIssuer: options.tokenIssuer });
+    for (const routes of [balanceRoutes, userSessionRoutes]) await app.register(routes, { prefix: '/api/users' });
     app.reserveLiteralSegments(['/api/users/profile', '/api/users/change-password']);
   },
   { name: 'users', dependencies: ['sessions', 'http-frame', 'method-not-allowed'] },

@@ -58,9 +58,9 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { q, product_id, in_stock } = request.query;
       const filter = { q, product_id, in_stock };
-      return listPage(request.query, {
+      return listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => variantsPage(db, filter, page)),
-        count: () => countVariants(request.access.db, filter),
+        count: (db) => countVariants(db, filter),
         toItem: (row) => toVariantResponse(row, currency),
       });
     },
@@ -123,9 +123,9 @@ export const variantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { product_id: productId } = request.params;
-      return listPage(request.query, {
+      return listPage(request.query, request.access, {
         rows: (page) => request.access.readPage((db) => variantsOfProductPage(db, productId, page)),
-        count: () => countVariantsOfProduct(request.access.db, productId),
+        count: (db) => countVariantsOfProduct(db, productId),
         toItem: (row) => toVariantResponse(row, currency),
       });
     },

@@ -69,9 +69,10 @@ export const variantStockRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { access } = request;
       const variantId = request.params.id;
       if ((await access.read(variantKey, variantId)).length === 0) throw notFound('variant');
-      return listPage(request.query, {
-        rows: (page) => stockMovementsPage(access.db, variantId, page).execute(),
-        count: () => countStockMovements(access.db, variantId),
+      const { db } = await access.admit();
+      return listPage(request.query, access, {
+        rows: (page) => stockMovementsPage(db, variantId, page).execute(),
+        count: (db) => countStockMovements(db, variantId),
         toItem: toMovementResponse,
       });
     },

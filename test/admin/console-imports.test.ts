@@ -70,7 +70,7 @@ describe('admin console: imports and exports, in a real browser', { skip: noChro
   it('cancels an import that has not finished, at 390px', async () => {
     const { page } = ui;
     // No instance picks imports up from here on, so this one stays pending until cancelled.
-    await ui.testApp.app.jobs.stop();
+    await ui.testApp.jobs.stop();
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${ui.baseUrl}/admin/#/imports`);
     const shown = await upload({ name: 'more.jsonl', text: '{"sku":"IMP-9","product_id":"imp","name":"Ninth","price":900}\n' });

@@ -300,7 +300,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
 
     receiver.answer = () => 503;
     await createUser(ui.testApp.app, { name: 'Webhook trigger' });
-    await ui.testApp.app.jobs.runNow('deliver-webhooks');
+    await ui.testApp.jobs.runNow('deliver-webhooks');
     // The delivery loop may have sent it a moment before runNow looked: wait for it, with a deadline.
     for (let waited = 0; receiver.received.length === 0 && waited < 15_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     const delivery = receiver.received.at(-1)!;

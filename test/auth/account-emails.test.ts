@@ -47,7 +47,7 @@ describe('password reset and email verification, through a real SMTP server', ()
     assert.equal(problemOf(again).code, 'invalid_verification_token');
     const before = catcher.mails.length;
     assert.equal((await inject({ method: 'POST', url: '/api/auth/verify-email/resend', headers: user.auth })).statusCode, 202);
-    await testApp.app.jobs.runNow('send-mail');
+    await testApp.jobs.runNow('send-mail');
     assert.equal(catcher.mails.length, before, 'no mail when the address is verified');
     const events = await testApp.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', '=', 'user.email_verified').execute();
     assert.equal(events.length, 1);
@@ -74,7 +74,7 @@ describe('password reset and email verification, through a real SMTP server', ()
     // A minute later (the resend limit allows one a minute): the rows' times move, nobody sleeps.
     await testApp.db.updateTable('account_attempts').set({ created_at: new Date(Date.now() - 120_000) }).where('subject', '=', user.id).execute();
     assert.equal((await resend(user.id)).statusCode, 202);
-    await testApp.app.jobs.runNow('send-mail');
+    await testApp.jobs.runNow('send-mail');
     assert.equal(mailsTo(), before + 1, 'no mail once verified');
   });
 
@@ -99,7 +99,7 @@ describe('password reset and email verification, through a real SMTP server', ()
     assert.equal(unknown.statusCode, 202);
     assert.equal(known.body, unknown.body);
     await tokenFrom(catcher, user.email, '/reset-password');
-    await testApp.app.jobs.runNow('send-mail');
+    await testApp.jobs.runNow('send-mail');
     assert.equal(catcher.mails.some((mail) => mail.to.includes(unknownEmail)), false);
   });
 

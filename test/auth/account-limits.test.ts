@@ -20,7 +20,7 @@ describe('limits per account', () => {
   const inject = (request: InjectOptions) => testApp.app.inject(request);
   const login = (email: string, password: string, remoteAddress: string) => inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { email, password } });
   const mailsTo = async (address: string) => {
-    await testApp.app.jobs.runNow('send-mail');
+    await testApp.jobs.runNow('send-mail');
     return catcher.mails.filter((mail) => mail.to.includes(address));
   };
 

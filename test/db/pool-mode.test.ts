@@ -39,10 +39,10 @@ describe('a connection carries no state between transactions', () => {
     const scratch = await createScratchDatabase();
     const sent: string[] = [];
     const database = await openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://', poolSize: 1, poolMode: mode, onStatement: (text) => sent.push(text) });
-    const app = await buildApp({ config: testConfig({ DATABASE_POOL_MODE: mode }, scratch.url), database, logger: false, tellOperator: () => {} });
+    const { app, jobs } = await buildApp({ config: testConfig({ DATABASE_POOL_MODE: mode }, scratch.url), database, logger: false, tellOperator: () => {} });
     try {
       await app.ready();
-      await app.jobs.stop();
+      await jobs.stop();
       const admin = await loginAdmin(app);
       const manager = await createUser(app, { role: 'manager', admin });
       const variant = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: newVariantBody(10, 'pooled') })).json();

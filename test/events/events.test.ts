@@ -113,7 +113,7 @@ describe('events: every committed change recorded once, and nothing else', () =>
       .insertInto('events')
       .values({ id: old, type: 'user.updated', created_at: new Date(Date.now() - 366 * 24 * 3600 * 1000), actor_id: null, request_id: null, subject_type: 'user', subject_id: randomUUID(), data: '{}' })
       .execute();
-    await testApp.app.jobs.runNow('purge-events');
+    await testApp.jobs.runNow('purge-events');
     assert.equal(await testApp.db.selectFrom('events').select('id').where('id', '=', old).executeTakeFirst(), undefined);
     assert.ok((await testApp.db.selectFrom('events').select('id').limit(1).executeTakeFirst()) !== undefined, 'recent events stay');
   });

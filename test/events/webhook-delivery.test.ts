@@ -51,7 +51,7 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
         for (const role of ['manager', 'user']) await inject({ method: 'PUT', url: `/api/users/${user.id}/role`, headers: admin.auth, payload: { role } });
       }
       await createUser(testApp.app);
-      void testApp.app.webhookDeliveries.pass();
+      void testApp.jobs.runNow("deliver-webhooks");
       await eventually(() => (healthy.receiver.received.length > 0 ? true : undefined), 'the healthy delivery while the other endpoint hangs', 5000);
       await eventually(() => (hanging.receiver.received.length > 0 ? true : undefined), 'a send to the hanging endpoint', 5000);
       const inFlight = await testApp.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', slow.id).where('claimed_until', '>', new Date()).execute();
@@ -73,7 +73,7 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
     assert.equal(reply.statusCode, 202);
     assert.equal(reply.json().event_type, 'webhook.ping');
     assert.equal(reply.json().status, 'pending');
-    await testApp.app.jobs.runNow('deliver-webhooks');
+    await testApp.jobs.runNow('deliver-webhooks');
     const delivery = await eventually(() => target.receiver.received.find((item) => JSON.parse(item.body).type === 'webhook.ping'), 'the ping');
     const event = new Webhook(pinged.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string; subject_id: string; subject_type: string };
     assert.equal(event.subject_id, pinged.id);
@@ -102,7 +102,7 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
     const flaky = await receiver(() => 500);
     const hook = await subscribe(flaky.url, ['user.registered']);
     await createUser(testApp.app);
-    await testApp.app.jobs.runNow('deliver-webhooks');
+    await testApp.jobs.runNow('deliver-webhooks');
     const [failed] = (await inject({ method: 'GET', url: `/api/webhooks/${hook.id}/deliveries`, headers: admin.auth })).json().items;
     assert.equal(failed.attempts, 1);
     assert.equal(failed.last_status_code, 500);
@@ -110,7 +110,7 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
     const retried = await inject({ method: 'POST', url: `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`, headers: admin.auth });
     assert.equal(retried.statusCode, 202);
     assert.equal(retried.json().id, failed.id);
-    await testApp.app.jobs.runNow('deliver-webhooks');
+    await testApp.jobs.runNow('deliver-webhooks');
     const after = (await inject({ method: 'GET', url: `/api/webhooks/${hook.id}/deliveries`, headers: admin.auth })).json().items[0];
     assert.equal(after.status, 'succeeded');
     assert.equal(after.attempts, 2);
@@ -133,7 +133,7 @@ describe('webhook delivery: slow peers, ping, retry, what events say of URLs', (
     assert.deepEqual(events.map((event) => event.type), ['webhook.created', 'webhook.updated']);
     const origin = new URL(secretPath).origin;
     assert.equal((events[0]!.data as { after: { url: string } }).after.url, origin);
-    await testApp.app.jobs.runNow('deliver-webhooks');
+    await testApp.jobs.runNow('deliver-webhooks');
     const seen = watcher.receiver.received.map((item) => item.body).join('\n');
     assert.ok(seen.includes('webhook.created'));
     assert.ok(!seen.includes('subscriber-secret') && !seen.includes('token-in-path'), 'no other subscriber reads the path or query');
@@ -268,7 +268,7 @@ describe('webhook URLs: global unicast only (API.md section 10)', () => {
         .values(hosts.map((host, index) => ({ id: ids[index]!, url: `http://${host}/hook`, events: ['user.registered'], description: null, enabled: true, secret: 'whsec_c2VjcmV0', created_at: now, updated_at: now })))
         .execute();
       await createUser(lenient.app);
-      await lenient.app.jobs.runNow('deliver-webhooks');
+      await lenient.jobs.runNow('deliver-webhooks');
       const attempts = await eventually(async () => {
         const rows = await lenient.db.selectFrom('webhook_deliveries').select(['webhook_id', 'last_error']).where('webhook_id', 'in', ids).where('attempts', '>', 0).execute();
         return rows.length === hosts.length ? rows : undefined;

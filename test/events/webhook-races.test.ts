@@ -31,7 +31,7 @@ describe('webhook delivery across instances (PostgreSQL)', { skip: !onPostgres &
         first.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '!=', 'succeeded').executeTakeFirstOrThrow();
       // Both instances' delivery loops run on their own; these passes only hurry them along.
       for (let round = 0; round < 200 && Number((await pending()).n) > 0; round++) {
-        await Promise.all([first.app.jobs.runNow('deliver-webhooks'), second.app.jobs.runNow('deliver-webhooks')]);
+        await Promise.all([first.jobs.runNow('deliver-webhooks'), second.jobs.runNow('deliver-webhooks')]);
       }
       assert.equal(Number((await pending()).n), 0, 'every delivery succeeded');
       const ids = receiver.received.map((delivery) => String(delivery.headers['webhook-id']));

@@ -6,6 +6,8 @@ import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
 import { buildConfig, parseEnvironment, type Config } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle, type PoolMode } from '../../src/db/database.js';
+import type { Registry } from 'prom-client';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import type { Tracing } from '../../src/tracing.js';
 import { migratedPGliteImage } from './pglite-image.js';
 import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
@@ -22,6 +24,10 @@ export const poolMode: PoolMode = process.env.DATABASE_POOL_MODE === 'transactio
 
 export interface TestApp {
   app: FastifyInstance;
+  /** The app's background runner (jobs and outboxes): `runNow` a pass, `stop` it. No handler can reach it. */
+  jobs: JobRunner;
+  /** The figures GET /metrics serves, read now rather than at most once a second. */
+  metricsRegistry: Registry;
   /** The database the app runs on, for a test to read or arrange what it checks. */
   db: Kysely<Database>;
   config: Config;
@@ -78,10 +84,12 @@ export async function buildTestApp(
   const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs, undefined, options.tracing !== undefined);
   const logLines = options.logLines;
   const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
-  const app = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
+  const { app, jobs, metricsRegistry } = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
   await app.ready();
   return {
     app,
+    jobs,
+    metricsRegistry,
     db: database.db,
     config,
     databaseUrl,
@@ -130,10 +138,11 @@ export const loginAdmin = (app: FastifyInstance) => login(app, ADMIN_EMAIL, ADMI
  * with its first admin signed in, and closed after them. Read the fields inside the tests.
  */
 export function useAppWithAdmin(options: Parameters<typeof buildTestApp>[0] = {}) {
-  const fixture = {} as { testApp: TestApp; app: FastifyInstance; db: Kysely<Database>; admin: Session };
+  const fixture = {} as { testApp: TestApp; app: FastifyInstance; jobs: JobRunner; db: Kysely<Database>; admin: Session };
   before(async () => {
     fixture.testApp = await buildTestApp(options);
     fixture.app = fixture.testApp.app;
+    fixture.jobs = fixture.testApp.jobs;
     fixture.db = fixture.testApp.db;
     fixture.admin = await loginAdmin(fixture.app);
   });

@@ -18,7 +18,7 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 describe('GET /metrics', () => {
   const fixture = useAppWithAdmin();
   // The figures as they are now: GET /metrics renders at most once a second (tested below).
-  const scrape = () => fixture.app.metrics.registry.metrics();
+  const scrape = () => fixture.testApp.metricsRegistry.metrics();
 
   it('serves the Prometheus text format with every family the contract names, without a token by default', async () => {
     const response = await fixture.app.inject({ method: 'GET', url: '/metrics' });
@@ -74,7 +74,7 @@ describe('GET /metrics', () => {
     const expiredBefore = sample(await scrape(), 'reservations_expired_total')!;
     const reservation = (await fixture.app.inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload: { lines: [{ variant_id: variant.id, quantity: 1 }] } })).json();
     await sql`update reservations set expires_at = now() - interval '1 second' where id = ${reservation.id}`.execute(fixture.db);
-    await fixture.app.jobs.runNow('expire-reservations');
+    await fixture.jobs.runNow('expire-reservations');
     assert.equal(sample(await scrape(), 'reservations_expired_total'), expiredBefore + 1);
     assert.equal(sample(await scrape(), 'reservations_overdue_count'), 0);
   });

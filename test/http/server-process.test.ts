@@ -101,7 +101,7 @@ describe('the server process', () => {
     try {
       const sealingKey = randomBytes(32).toString('base64');
       const database = await openDatabase({ dataDir });
-      const app = await buildApp({ config: testConfig({ JWT_SECRET: '', SIGNING_KEY_ENCRYPTION_KEY: sealingKey }), database, logger: false, tellOperator: () => {} });
+      const { app } = await buildApp({ config: testConfig({ JWT_SECRET: '', SIGNING_KEY_ENCRYPTION_KEY: sealingKey }), database, logger: false, tellOperator: () => {} });
       await app.close();
       const wrongKey = await runToExit({ JWT_SECRET: '', DATA_DIR: dataDir, SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
       assert.equal(wrongKey.code, 1);

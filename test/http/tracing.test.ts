@@ -94,13 +94,13 @@ describe('tracing', () => {
   });
 
   it("sends traceparent with a webhook delivery: the delivery's span, linked to the trace of the request that recorded the event", async () => {
-    const { app } = testApp;
+    const { app, jobs } = testApp;
     const url = await webhooks.start();
     assert.equal((await app.inject({ method: 'POST', url: '/api/webhooks', headers: admin.auth, payload: { url, events: ['variant.created'] } })).statusCode, 201);
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     const created = await app.inject({ method: 'POST', url: '/api/variants', headers: { ...admin.auth, traceparent: `00-${traceId}-b7ad6b7169203331-01` }, payload: newVariantBody(1) });
     assert.equal(created.statusCode, 201);
-    await app.jobs.runNow('deliver-webhooks');
+    await jobs.runNow('deliver-webhooks');
     const delivery = await eventually(() => webhooks.received.find((item) => item.body.includes(created.json().id)), 'the delivery');
     const traceparent = String(delivery.headers.traceparent);
     assert.match(traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { buildTestApp, loginAdmin, onPostgres, problemOf, useAppWithAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 
 const CSV = 'text/csv';
@@ -13,7 +14,7 @@ const JSONL = 'application/x-ndjson';
 const unique = () => randomUUID().slice(0, 8).toUpperCase();
 
 /** Uploads a file and runs the import queue until it has finished. */
-async function imported(app: FastifyInstance, session: Session, file: string, options: { type?: string; query?: string } = {}) {
+async function imported({ app, jobs }: { app: FastifyInstance; jobs: JobRunner }, session: Session, file: string, options: { type?: string; query?: string } = {}) {
   const reply = await app.inject({
     method: 'POST',
     url: `/api/variants/imports${options.query ? `?${options.query}` : ''}`,
@@ -21,7 +22,7 @@ async function imported(app: FastifyInstance, session: Session, file: string, op
     payload: file,
   });
   assert.equal(reply.statusCode, 202, reply.body);
-  await app.jobs.runNow('run-imports');
+  await jobs.runNow('run-imports');
   return (await app.inject({ method: 'GET', url: reply.headers.location as string, headers: session.auth })).json();
 }
 
@@ -32,7 +33,7 @@ describe('variant imports: bounds', () => {
   const fixture = useAppWithAdmin();
 
   it('fails a 7 MiB CSV whose header has 400,000 attributes.<key> columns at line 1, at once, the event loop free meanwhile', async (t) => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const header = ['sku', ...Array.from({ length: 400_000 }, (_, index) => `attributes.k${index}`)].join(',');
     // Short rows: each was made an object of 400,000 cells all the same.
     const file = Buffer.from(`${header}\nWIDE-1,x\nWIDE-2,y\n`);
@@ -46,7 +47,7 @@ describe('variant imports: bounds', () => {
       payload: Readable.from(Array.from({ length: Math.ceil(file.length / 65_536) }, (_, index) => file.subarray(index * 65_536, (index + 1) * 65_536))),
     });
     assert.equal(reply.statusCode, 202, reply.body);
-    await app.jobs.runNow('run-imports');
+    await jobs.runNow('run-imports');
     delay.disable();
     const result = (await app.inject({ method: 'GET', url: reply.headers.location as string, headers: admin.auth })).json();
     t.diagnostic(`the longest the event loop was held, upload and run: ${Math.round(delay.max / 1e6)} ms`);
@@ -59,10 +60,10 @@ describe('variant imports: bounds', () => {
   });
 
   it('fails a row over 64 KiB alone under skip_failed: the others are stored, the report lists it by line', async () => {
-    const { app, admin } = fixture;
+    const { app, jobs, admin } = fixture;
     const tag = unique();
     const file = `sku,product_id,name,price\nB1-${tag},p1-${tag},One,1\nB2-${tag},p2-${tag},"${'n'.repeat(70 * 1024)}",2\nB3-${tag},p3-${tag},Three,3\n`;
-    const result = await imported(app, admin, file, { query: 'on_error=skip_failed' });
+    const result = await imported({ app, jobs }, admin, file, { query: 'on_error=skip_failed' });
     assert.equal(result.status, 'succeeded');
     assert.deepEqual([result.created, result.failed], [2, 1]);
     assert.deepEqual(result.first_errors, [{ line: 3, message: 'the row is over 64 KiB' }]);
@@ -71,10 +72,10 @@ describe('variant imports: bounds', () => {
   });
 
   it('fails a row with a NUL character, a lone surrogate or a value nested too deep alone, in words of section 1; no database message anywhere', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const csv = `sku,product_id,name,price,attributes.size\nN1-${tag},p-${tag},"a\u0000b",1,S\nN2-${tag},p-${tag},Fine,1,M\nN3-${tag},p-${tag},Fine,1,"L\u0000"\n`;
-    const fromCsv = await imported(app, admin, csv, { query: 'on_error=skip_failed' });
+    const fromCsv = await imported({ app, jobs }, admin, csv, { query: 'on_error=skip_failed' });
     assert.equal(fromCsv.status, 'succeeded', JSON.stringify(fromCsv.first_errors));
     assert.deepEqual([fromCsv.created, fromCsv.failed], [1, 2]);
     assert.deepEqual(fromCsv.first_errors, [
@@ -92,7 +93,7 @@ describe('variant imports: bounds', () => {
       `{"sku":"J5-${tag}","\\u0000":"x"}`,
       `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
     ].join('\n');
-    const fromJson = await imported(app, admin, lines, { type: JSONL, query: 'on_error=skip_failed' });
+    const fromJson = await imported({ app, jobs }, admin, lines, { type: JSONL, query: 'on_error=skip_failed' });
     assert.equal(fromJson.status, 'succeeded', JSON.stringify(fromJson.first_errors));
     assert.deepEqual([fromJson.created, fromJson.failed], [1, 5]);
     assert.deepEqual(fromJson.first_errors, [
@@ -105,7 +106,7 @@ describe('variant imports: bounds', () => {
     const jsonReport = (await errorReport(app, admin, fromJson.id)).body.trim().split('\n').map((line) => JSON.parse(line));
     assert.deepEqual(jsonReport.slice(0, 2).map((row) => row.name), ['a\uFFFDb', 'lone \uFFFD']);
 
-    const rejected = await imported(app, admin, `sku,product_id,name,price\nR1-${tag},p-${tag},"x\u0000",1\n`);
+    const rejected = await imported({ app, jobs }, admin, `sku,product_id,name,price\nR1-${tag},p-${tag},"x\u0000",1\n`);
     assert.equal(rejected.status, 'failed');
     assert.deepEqual(rejected.first_errors, [{ line: 2, message: 'name must not contain a NUL character' }]);
     const runs = await db.selectFrom('variant_imports').select(['attempts', 'last_error']).where('id', 'in', [fromCsv.id, fromJson.id, rejected.id]).execute();
@@ -113,7 +114,7 @@ describe('variant imports: bounds', () => {
   });
 
   it('ends an import whose runs keep failing with a message of its own: the database\'s stays out of first_errors', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     // A real failure of the database on every run: a trigger that refuses the import's variants.
     await sql`create function refuse_import_rows() returns trigger language plpgsql as $$ begin raise exception 'internal database detail %', new.sku; end $$`.execute(db);
@@ -122,7 +123,7 @@ describe('variant imports: bounds', () => {
       const reply = await app.inject({ method: 'POST', url: '/api/variants/imports', headers: { ...admin.auth, 'content-type': CSV }, payload: `sku,product_id,name,price\nT-${tag},t-${tag},T,1\n` });
       const id = reply.json().id as string;
       for (let run = 1; run <= 5; run++) {
-        await app.jobs.runNow('run-imports');
+        await jobs.runNow('run-imports');
         // The pause before the next run, ended by moving the row, not by waiting.
         await db.updateTable('variant_imports').set({ next_attempt_at: new Date() }).where('id', '=', id).where('status', '=', 'pending').execute();
       }
@@ -138,7 +139,7 @@ describe('variant imports: bounds', () => {
   });
 
   it('writes a cell a spreadsheet would run with a leading quote, in CSV exports and error reports; an import takes it off, so an export imports back unchanged', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const names = ['=SUM(A1)', '+1 shirt', '-sale-', '@home', "'=already quoted", 'plain'];
     for (const [index, name] of names.entries()) {
@@ -155,26 +156,26 @@ describe('variant imports: bounds', () => {
     const jsonl = await app.inject({ method: 'GET', url: `/api/variants/export?format=jsonl&product_id=f-${tag}`, headers: admin.auth });
     assert.equal(JSON.parse(jsonl.body.split('\n')[0]!).name, '=SUM(A1)', 'JSON lines are not escaped');
 
-    const back = await imported(app, admin, exported.body);
+    const back = await imported({ app, jobs }, admin, exported.body);
     assert.equal(back.status, 'succeeded', JSON.stringify(back.first_errors));
     assert.deepEqual([back.rows_total, back.unchanged, back.updated, back.created], [6, 6, 0, 0]);
 
-    const refused = await imported(app, admin, `sku,product_id,name,price\nG-${tag},g-${tag},=cmd|' /C calc'!A0,ten\n`);
+    const refused = await imported({ app, jobs }, admin, `sku,product_id,name,price\nG-${tag},g-${tag},=cmd|' /C calc'!A0,ten\n`);
     const report = (await errorReport(app, admin, refused.id)).body;
     assert.deepEqual((parse(report, { columns: true }) as Record<string, string>[]).map((row) => row.name), ["'=cmd|' /C calc'!A0"]);
-    const fixed = await imported(app, admin, report.replace(',ten', ',10'));
+    const fixed = await imported({ app, jobs }, admin, report.replace(',ten', ',10'));
     assert.equal(fixed.created, 1, JSON.stringify(fixed.first_errors));
     const stored = await db.selectFrom('variants').select('name').where('sku', '=', `G-${tag}`).executeTakeFirstOrThrow();
     assert.equal(stored.name, "=cmd|' /C calc'!A0", 'the fixed report stores the cell as the file meant it');
   });
 
   it('keeps the first 10,000 failed rows of an import for its report and counts them all, all or nothing or not', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const rows = Array.from({ length: 10_050 }, (_, index) => `M${index}-${tag},p-${tag},Name ${index},not a price`);
     const file = `sku,product_id,name,price\n${rows.join('\n')}\n`;
     for (const query of ['on_error=reject_all', 'on_error=skip_failed']) {
-      const result = await imported(app, admin, file, { query });
+      const result = await imported({ app, jobs }, admin, file, { query });
       assert.deepEqual([result.status, result.rows_total, result.failed, result.first_errors.length], [query.endsWith('reject_all') ? 'failed' : 'succeeded', 10_050, 10_050, 10], query);
       const kept = await db.selectFrom('variant_import_errors').select([sql<number>`count(*)::int`.as('count'), sql<number>`max(line)`.as('last')]).where('import_id', '=', result.id).executeTakeFirstOrThrow();
       assert.deepEqual(kept, { count: 10_000, last: 10_001 }, `${query}: the first 10,000, lines 2 to 10,001`);
@@ -185,14 +186,14 @@ describe('variant imports: bounds', () => {
   });
 
   it('removes finished imports and their failed rows IMPORT_RETENTION_DAYS (30) after they finish', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
-    const old = await imported(app, admin, `sku,price\nO-${tag},x\n`);
-    const recent = await imported(app, admin, `sku,price\nQ-${tag},x\n`);
+    const old = await imported({ app, jobs }, admin, `sku,price\nO-${tag},x\n`);
+    const recent = await imported({ app, jobs }, admin, `sku,price\nQ-${tag},x\n`);
     const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
     await db.updateTable('variant_imports').set({ finished_at: daysAgo(30.1) }).where('id', '=', old.id).execute();
     await db.updateTable('variant_imports').set({ finished_at: daysAgo(29.9) }).where('id', '=', recent.id).execute();
-    await app.jobs.runNow('purge-finished-imports');
+    await jobs.runNow('purge-finished-imports');
     const left = await db.selectFrom('variant_imports').select('id').where('id', 'in', [old.id, recent.id]).execute();
     assert.deepEqual(left.map((row) => row.id), [recent.id]);
     const errors = await db.selectFrom('variant_import_errors').select('import_id').where('import_id', 'in', [old.id, recent.id]).execute();
@@ -207,7 +208,7 @@ const upload = (app: FastifyInstance, session: Session, headers: Record<string, 
 describe('variant imports: IMPORT_MAX_ACTIVE', () => {
   const fixture = useAppWithAdmin({ environment: { IMPORT_MAX_ACTIVE: '2' } });
   // No import runs: the imports accepted stay pending, and hold their places.
-  before(() => fixture.app.jobs.stop());
+  before(() => fixture.jobs.stop());
 
   it('refuses another upload with 429 rate_limited and Retry-After, keeping none of it; a cancelled import frees its place and its upload', async () => {
     const { app, db, admin } = fixture;
@@ -242,7 +243,7 @@ describe('variant imports: IMPORT_MAX_ACTIVE across two instances (PostgreSQL)',
     both.second = await buildTestApp({ environment, databaseUrl: both.first.databaseUrl! });
     both.admin = await loginAdmin(both.first.app);
     // No import runs: the imports accepted stay pending, and hold their places.
-    await Promise.all([both.first.app.jobs.stop(), both.second.app.jobs.stop()]);
+    await Promise.all([both.first.jobs.stop(), both.second.jobs.stop()]);
   });
   after(async () => {
     await both.second?.app.close();

@@ -47,7 +47,7 @@ describe('an import whose instance is killed mid-run (PostgreSQL)', { skip: !onP
         else assert.equal(storedBefore, 0, 'all or nothing: nothing before the end');
         // The lease of the dead instance runs out.
         await sql`update variant_imports set claimed_until = now() where id = ${id}`.execute(db);
-        await survivor.app.jobs.runNow('run-imports');
+        await survivor.jobs.runNow('run-imports');
         const resumed = await db.selectFrom('variant_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
         assert.equal(resumed.status, 'succeeded', `${policy}: ${resumed.last_error}`);
         assert.deepEqual([resumed.rows_processed, resumed.created, resumed.failed], [ROWS, ROWS, 0], policy);
@@ -79,7 +79,7 @@ describe('an import claimed by two instances at once (PostgreSQL)', { skip: !onP
     const reply = await first.app.inject({ method: 'POST', url: '/api/variants/imports?on_error=skip_failed', headers: { ...admin.auth, 'content-type': 'text/csv' }, payload: `sku,product_id,name,price,stock,attributes.n\n${rows}\n` });
     assert.equal(reply.statusCode, 202);
     const id = reply.json().id as string;
-    await Promise.all([first.app.jobs.runNow('run-imports'), second.app.jobs.runNow('run-imports'), second.app.jobs.runNow('run-imports')]);
+    await Promise.all([first.jobs.runNow('run-imports'), second.jobs.runNow('run-imports'), second.jobs.runNow('run-imports')]);
     await eventually(async () => {
       const row = await first.db.selectFrom('variant_imports').select('status').where('id', '=', id).executeTakeFirstOrThrow();
       return row.status === 'succeeded' ? row : undefined;

@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { problemOf, useAppWithAdmin, type Session } from '../helpers/test-app.js';
 
 const CSV = 'text/csv';
 const JSONL = 'application/x-ndjson';
 
 /** Uploads a file and runs the import queue until it has finished. */
-async function imported(app: FastifyInstance, session: Session, file: string, options: { type?: string; query?: string; headers?: Record<string, string> } = {}) {
+async function imported({ app, jobs }: { app: FastifyInstance; jobs: JobRunner }, session: Session, file: string, options: { type?: string; query?: string; headers?: Record<string, string> } = {}) {
   const reply = await app.inject({
     method: 'POST',
     url: `/api/variants/imports${options.query ? `?${options.query}` : ''}`,
@@ -17,7 +18,7 @@ async function imported(app: FastifyInstance, session: Session, file: string, op
     payload: file,
   });
   assert.equal(reply.statusCode, 202, reply.body);
-  await app.jobs.runNow('run-imports');
+  await jobs.runNow('run-imports');
   const done = await app.inject({ method: 'GET', url: reply.headers.location as string, headers: session.auth });
   return { reply, result: done.json() };
 }
@@ -29,7 +30,7 @@ describe('variant imports and exports', () => {
   const fixture = useAppWithAdmin();
 
   it('creates and updates by SKU from RFC 4180 CSV (BOM, quoted commas and newlines, attributes columns), with movements and events naming the import', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const existing = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `p-${tag}`, sku: `OLD-${tag}`, name: 'Old', price: 100, stock: 1, attributes: { size: 'L' } } })).json();
     const same = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `p-${tag}`, sku: `SAME-${tag}`, name: 'Same', price: 5, stock: 2 } })).json();
@@ -38,7 +39,7 @@ describe('variant imports and exports', () => {
       `NEW-${tag},p-${tag},"Shirt, ""navy""\nsecond line",2999,7,M,navy\r\n` +
       `old-${tag.toLowerCase()},,Renamed,,3,,red\r\n` +
       `SAME-${tag},,,,,,\r\n`;
-    const { reply, result } = await imported(app, admin, file);
+    const { reply, result } = await imported({ app, jobs }, admin, file);
     assert.match(String(reply.headers.location), /^\/api\/variants\/imports\/[0-9a-f-]{36}$/);
     assert.equal(reply.json().status, 'pending');
     assert.equal(result.status, 'succeeded');
@@ -65,10 +66,10 @@ describe('variant imports and exports', () => {
   });
 
   it('rejects all under reject_all: one bad row stores nothing; its error report is CSV with line and error, and fixed, it imports', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const file = `sku,product_id,name,price,attributes.size\nA-${tag},p-${tag},A,100,S\nB-${tag},p-${tag},B,ten,M\nC-${tag},p-${tag},,5,L\n`;
-    const { result } = await imported(app, admin, file);
+    const { result } = await imported({ app, jobs }, admin, file);
     assert.equal(result.status, 'failed');
     assert.deepEqual([result.created, result.updated, result.unchanged, result.failed], [0, 0, 0, 2]);
     assert.deepEqual(result.first_errors, [
@@ -82,13 +83,13 @@ describe('variant imports and exports', () => {
     const rows = parse(report.body, { columns: true }) as Record<string, string>[];
     assert.deepEqual(rows.map((row) => [row.line, row.sku, row.price]), [['3', `B-${tag}`, 'ten'], ['4', `C-${tag}`, '5']]);
     const fixed = report.body.replace(',ten,', ',10,').replace(`,C-${tag},p-${tag},,5,`, `,C-${tag},p-${tag},C,5,`);
-    const reupload = await imported(app, admin, fixed);
+    const reupload = await imported({ app, jobs }, admin, fixed);
     assert.equal(reupload.result.status, 'succeeded', `the report itself, fixed, uploads as it is (line and error ignored): ${JSON.stringify(reupload.result.first_errors)}`);
     assert.equal(reupload.result.created, 2);
   });
 
   it('skips failed rows under skip_failed, reports them as JSON lines, and stores the rest; mode=create refuses known SKUs', async () => {
-    const { app, admin } = fixture;
+    const { app, jobs, admin } = fixture;
     const tag = unique();
     await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `p-${tag}`, sku: `KNOWN-${tag}`, name: 'Known', price: 1 } });
     const lines = [
@@ -99,7 +100,7 @@ describe('variant imports and exports', () => {
       JSON.stringify({ sku: `J3-${tag}`, product_id: `p-${tag}`, name: 'Three', price: 10, colour: 'red' }),
       JSON.stringify({ sku: `KNOWN-${tag}`, name: 'Renamed' }),
     ].join('\n');
-    const { result } = await imported(app, admin, lines, { type: JSONL, query: 'on_error=skip_failed&mode=create' });
+    const { result } = await imported({ app, jobs }, admin, lines, { type: JSONL, query: 'on_error=skip_failed&mode=create' });
     assert.equal(result.status, 'succeeded');
     assert.equal(result.format, 'jsonl');
     assert.deepEqual([result.created, result.failed], [1, 4]);
@@ -115,11 +116,11 @@ describe('variant imports and exports', () => {
   });
 
   it('reports a dry run without storing anything; refuses stock below reserved; fails a file with a bad header at line 1', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const variant = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: `p-${tag}`, sku: `R-${tag}`, name: 'R', price: 1, stock: 5 } })).json();
     await app.inject({ method: 'POST', url: '/api/reservations', headers: admin.auth, payload: { lines: [{ variant_id: variant.id, quantity: 4 }] } });
-    const { result } = await imported(app, admin, `sku,product_id,name,price,stock,attributes.size\nR-${tag},,,,2,\nD-${tag},p-${tag},D,1,1,XL\n`, { query: 'dry_run=true&on_error=skip_failed' });
+    const { result } = await imported({ app, jobs }, admin, `sku,product_id,name,price,stock,attributes.size\nR-${tag},,,,2,\nD-${tag},p-${tag},D,1,1,XL\n`, { query: 'dry_run=true&on_error=skip_failed' });
     assert.equal(result.status, 'succeeded');
     assert.equal(result.dry_run, true);
     assert.deepEqual([result.created, result.failed], [1, 1], JSON.stringify(result.first_errors));
@@ -127,16 +128,16 @@ describe('variant imports and exports', () => {
     assert.equal((await db.selectFrom('variants').select('id').where('sku', '=', `D-${tag}`).execute()).length, 0, 'a dry run stores nothing');
     assert.equal((await db.selectFrom('events').select('id').where('subject_id', '=', variant.id).where('type', '=', 'variant.stock_changed').execute()).length, 0);
 
-    const header = await imported(app, admin, 'sku,price,colour\nX,1,red\n');
+    const header = await imported({ app, jobs }, admin, 'sku,price,colour\nX,1,red\n');
     assert.equal(header.result.status, 'failed');
     assert.equal(header.result.first_errors[0].line, 1);
     assert.match(header.result.first_errors[0].message, /unknown column "colour"/);
-    const noSku = await imported(app, admin, 'name,price\nX,1\n');
+    const noSku = await imported({ app, jobs }, admin, 'name,price\nX,1\n');
     assert.match(noSku.result.first_errors[0].message, /no "sku" column/);
   });
 
   it('exports CSV and JSON lines that import back with every row unchanged', async () => {
-    const { app, admin } = fixture;
+    const { app, jobs, admin } = fixture;
     const tag = unique();
     for (const [index, size] of ['S', 'M', 'L'].entries()) {
       const attributes = index === 0 ? { size, fit: 'slim, "tall"' } : { size };
@@ -147,14 +148,14 @@ describe('variant imports and exports', () => {
       assert.equal(exported.statusCode, 200);
       assert.equal(exported.headers['content-disposition'], `attachment; filename="variants.${format}"`);
       if (format === 'csv') assert.equal(exported.body.split('\n')[0], 'id,sku,product_id,name,price,stock,attributes.fit,attributes.size');
-      const { result } = await imported(app, admin, exported.body, { type: format === 'csv' ? CSV : JSONL });
+      const { result } = await imported({ app, jobs }, admin, exported.body, { type: format === 'csv' ? CSV : JSONL });
       assert.equal(result.status, 'succeeded', JSON.stringify(result.first_errors));
       assert.deepEqual([result.rows_total, result.unchanged, result.created, result.updated], [3, 3, 0, 0], format);
     }
   });
 
   it('cancels an import before it ends, keeping only the batches that committed (409 import_finished once it ended), replays an Idempotency-Key, and refuses other media types and files over IMPORT_MAX_BYTES', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const tag = unique();
     const post = (payload: string, headers: Record<string, string> = {}, query = '') =>
       app.inject({ method: 'POST', url: `/api/variants/imports${query}`, headers: { ...admin.auth, 'content-type': CSV, ...headers }, payload });
@@ -168,7 +169,7 @@ describe('variant imports and exports', () => {
     const cancelled = await app.inject({ method: 'POST', url: `${started.headers.location}/cancel`, headers: admin.auth });
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     assert.equal(cancelled.json().status, 'cancelled');
-    await app.jobs.runNow('run-imports');
+    await jobs.runNow('run-imports');
     const ended = (await app.inject({ method: 'GET', url: started.headers.location as string, headers: admin.auth })).json();
     assert.equal(ended.status, 'cancelled');
     const stored = await db.selectFrom('variants').select('sku').where('sku', 'like', `K-${tag}-%`).execute();

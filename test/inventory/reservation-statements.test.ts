@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/tables.js';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { createScratchDatabase, createUser, loginAdmin, newVariantBody, onPostgres, openTestDatabase, poolMode, testConfig, type Session } from '../helpers/test-app.js';
 
 /**
@@ -30,10 +31,11 @@ describe("a checkout's statements", () => {
       ? await openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://', poolSize: 1, poolMode, onStatement: record })
       : await openTestDatabase(undefined, undefined, record);
     db = database.db;
-    app = await buildApp({ config: testConfig({}, scratch?.url), database, logger: false, tellOperator: () => {} });
+    let jobs: JobRunner;
+    ({ app, jobs } = await buildApp({ config: testConfig({}, scratch?.url), database, logger: false, tellOperator: () => {} }));
     await app.ready();
     // Background loops would add their own statements.
-    await app.jobs.stop();
+    await jobs.stop();
     admin = await loginAdmin(app);
     close = async () => {
       await app.close();

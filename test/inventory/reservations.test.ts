@@ -235,7 +235,7 @@ describe('reservations', () => {
     await sql`update variants set reserved = reserved + 1 where id = ${a.id}`.execute(fixture.db);
     await sql`update reservation_lines set active = false where reservation_id = ${held.id}`.execute(fixture.db);
     const versionBefore = (await variant(a.id)).version;
-    await fixture.app.jobs.runNow('reconcile-reserved');
+    await fixture.jobs.runNow('reconcile-reserved');
     const metrics = (await inject({ method: 'GET', url: '/metrics' })).body;
     assert.match(metrics, /^inventory_reserved_mismatches 2$/m);
     assert.match(metrics, /^inventory_reserved_repairs_total 2$/m);
@@ -243,7 +243,7 @@ describe('reservations', () => {
     assert.equal((await variant(a.id)).version, versionBefore + 1, 'a repair moves the version, so cached copies are refreshed');
     assert.equal((await variant(b.id)).reserved, 0);
     const repairedAlready = await fixture.db.selectFrom('variants').select('version').where('id', '=', a.id).executeTakeFirstOrThrow();
-    await fixture.app.jobs.runNow('reconcile-reserved');
+    await fixture.jobs.runNow('reconcile-reserved');
     assert.equal((await variant(a.id)).version, repairedAlready.version, 'a second pass finds nothing to repair');
     // Oversold is refused by the database itself, in O(1): reserved never exceeds stock.
     await assert.rejects(sql`update variants set reserved = 6 where id = ${a.id}`.execute(fixture.db), { code: '23514' });
@@ -360,7 +360,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
         .executeTakeFirstOrThrow();
       assert.equal((await stored(variant.id)).reserved, Number(open.held));
     }
-    await fixture.second.app.jobs.runNow('reconcile-reserved');
+    await fixture.second.jobs.runNow('reconcile-reserved');
     const metrics = (await fixture.second.app.inject({ method: 'GET', url: '/metrics' })).body;
     assert.match(metrics, /^inventory_reserved_mismatches 0$/m);
     assert.match(metrics, /^inventory_reserved_repairs_total 0$/m);
@@ -374,7 +374,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
     }
     assert.deepEqual(await stored(id), { stock: 500, reserved: 500 });
     await sql`update reservations set expires_at = now() - interval '1 second' where id in (${sql.join(ids)})`.execute(fixture.first.db);
-    await Promise.all([fixture.first.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations'), fixture.second.app.jobs.runNow('expire-reservations')]);
+    await Promise.all([fixture.first.jobs.runNow('expire-reservations'), fixture.second.jobs.runNow('expire-reservations'), fixture.second.jobs.runNow('expire-reservations')]);
     assert.deepEqual(await stored(id), { stock: 500, reserved: 0 });
     const expired = await fixture.first.db.selectFrom('events').select('subject_id').where('type', '=', 'reservation.expired').where('subject_id', 'in', ids).execute();
     assert.equal(expired.length, 250);
@@ -399,7 +399,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
       from unnest(${sql.val(ids)}::uuid[]) with ordinality as listed (id, position)
       where reservations.id = listed.id`.execute(fixture.first.db);
     const expiries = (async () => {
-      for (let pass = 0; pass < 20; pass++) await fixture.second.app.jobs.runNow('expire-reservations');
+      for (let pass = 0; pass < 20; pass++) await fixture.second.jobs.runNow('expire-reservations');
     })();
     const commits = await Promise.all(reservations.map((reservation) => fixture.first.app.inject({ method: 'POST', url: `/api/reservations/${reservation.id}/commit`, headers: fixture.admin.auth })));
     await expiries;

@@ -30,13 +30,13 @@ describe('tracing of background jobs', () => {
   });
 
   it('exports no span while the service idles, then traces a run that finds work with its statements as children', async () => {
-    const { app, db } = testApp;
+    const { app, jobs, db } = testApp;
     // Idle: the outboxes polled on their own every second (three passes each), and every other
     // job (purges, expiries, rotations) run once, all with nothing to do.
     const polled = ['send-mail', 'deliver-webhooks'];
-    const before = polled.map((name) => app.jobs.passes(name));
-    await eventually(() => polled.every((name, index) => app.jobs.passes(name) >= before[index]! + 3) || undefined, 'three passes of each outbox', 20_000);
-    for (const name of app.jobs.names) await app.jobs.runNow(name);
+    const before = polled.map((name) => jobs.passes(name));
+    await eventually(() => polled.every((name, index) => jobs.passes(name) >= before[index]! + 3) || undefined, 'three passes of each outbox', 20_000);
+    for (const name of jobs.names) await jobs.runNow(name);
     await tracing.flush();
     assert.deepEqual(describeSpans(collector.spans), '', 'no span exported while idle');
 

@@ -18,7 +18,7 @@ function outboxQueue(attempt: QueueDefinition<EmailRow, SentMailColumns>['attemp
 /** The app's own outbox loop stopped, so only the test's queue claims the rows it queues. */
 const appWithoutJobs = async () => {
   const testApp = await buildTestApp();
-  await testApp.app.jobs.stop();
+  await testApp.jobs.stop();
   return testApp;
 };
 

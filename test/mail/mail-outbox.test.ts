@@ -13,7 +13,7 @@ describe('the email outbox', () => {
       await testApp.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'password-123', name: 'Mailed' } });
       const queued = await testApp.db.selectFrom('email_outbox').selectAll().where('to_address', '=', email).executeTakeFirstOrThrow();
       assert.match(queued.text_body, /token=/, 'the link waits in the outbox until it is sent');
-      await testApp.app.jobs.runNow('send-mail');
+      await testApp.jobs.runNow('send-mail');
       assert.ok(catcher.mails.some((mail) => mail.to.includes(email) && /token=/.test(mail.text)), 'the mail went out with its link');
       const sent = await testApp.db.selectFrom('email_outbox').selectAll().where('id', '=', queued.id).executeTakeFirstOrThrow();
       assert.equal(sent.status, 'sent');
@@ -22,10 +22,10 @@ describe('the email outbox', () => {
       assert.ok(sent.sent_at);
 
       await testApp.db.updateTable('email_outbox').set({ sent_at: new Date(Date.now() - 6 * 86_400_000) }).where('id', '=', queued.id).execute();
-      await testApp.app.jobs.runNow('purge-sent-mail');
+      await testApp.jobs.runNow('purge-sent-mail');
       assert.ok(await testApp.db.selectFrom('email_outbox').select('id').where('id', '=', queued.id).executeTakeFirst(), 'kept for a week');
       await testApp.db.updateTable('email_outbox').set({ sent_at: new Date(Date.now() - 8 * 86_400_000) }).where('id', '=', queued.id).execute();
-      await testApp.app.jobs.runNow('purge-sent-mail');
+      await testApp.jobs.runNow('purge-sent-mail');
       assert.equal(await testApp.db.selectFrom('email_outbox').select('id').where('id', '=', queued.id).executeTakeFirst(), undefined, 'gone after 7 days');
     } finally {
       await testApp.close();

@@ -28,10 +28,10 @@ describe('retention', () => {
   const fixture = useAppWithAdmin();
 
   it('erases users deleted more than DELETED_USER_RETENTION_DAYS (30) ago, as the service itself, and leaves the recently deleted', async () => {
-    const { app, db, admin } = fixture;
+    const { app, jobs, db, admin } = fixture;
     const due = await deletedUsers(app, db, admin, 2, 31);
     const recent = await deletedUsers(app, db, admin, 1, 29);
-    await app.jobs.runNow('erase-deleted-users');
+    await jobs.runNow('erase-deleted-users');
     const recorded = await erasures(db, [...due, ...recent]);
     assert.deepEqual(recorded.map((event) => event.subject_id).sort(), [...due].sort());
     for (const event of recorded) {
@@ -41,13 +41,13 @@ describe('retention', () => {
     const rows = await db.selectFrom('users').select(['id', 'name', 'erased_at']).where('id', 'in', [...due, ...recent]).execute();
     assert.deepEqual(rows.filter((row) => row.erased_at !== null).map((row) => row.id).sort(), [...due].sort());
     assert.ok(rows.filter((row) => due.includes(row.id)).every((row) => row.name === 'Erased user'));
-    await app.jobs.runNow('erase-deleted-users');
+    await jobs.runNow('erase-deleted-users');
     assert.equal((await erasures(db, due)).length, 2, 'a second pass erases nobody again');
     assert.equal(await eraseDeletedUsersPastRetention(db, 0, app.log), 0, 'DELETED_USER_RETENTION_DAYS=0: never');
   });
 
   it('purges sessions that ended or expired more than SESSION_RETENTION_DAYS (90) ago, with their refresh tokens, and keeps the rest', async () => {
-    const { app, db } = fixture;
+    const { app, jobs, db } = fixture;
     const user = await createUser(app);
     for (let extra = 0; extra < 3; extra++) await login(app, user.email, user.password);
     // Newest first: three sessions to age, then the one createUser opened, which stays open.
@@ -59,7 +59,7 @@ describe('retention', () => {
     await db.updateTable('sessions').set({ ended_at: longAgo }).where('id', '=', endedId).execute();
     await db.updateTable('sessions').set({ expires_at: longAgo }).where('id', '=', expiredId).execute();
     await db.updateTable('sessions').set({ ended_at: new Date(Date.now() - 89 * DAY_MS) }).where('id', '=', endedRecentlyId).execute();
-    await app.jobs.runNow('purge-ended-sessions');
+    await jobs.runNow('purge-ended-sessions');
     const left = (await db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).map((row) => row.id).sort();
     assert.deepEqual(left, [endedRecentlyId, openId].sort());
     const tokens = await db.selectFrom('refresh_tokens').select('family_id').where('family_id', 'in', [endedId, expiredId]).execute();
@@ -74,7 +74,7 @@ describe('retention with two instances (PostgreSQL)', { skip: !onPostgres && 'tw
   it('erases each due user once, and records it once, when both instances run the pass at the same moment', async () => {
     const { first, second, admin } = fixture;
     const due = await deletedUsers(first.app, first.db, admin, 45, 40);
-    await Promise.all([first.app.jobs.runNow('erase-deleted-users'), second.app.jobs.runNow('erase-deleted-users'), first.app.jobs.runNow('erase-deleted-users')]);
+    await Promise.all([first.jobs.runNow('erase-deleted-users'), second.jobs.runNow('erase-deleted-users'), first.jobs.runNow('erase-deleted-users')]);
     const recorded = await erasures(first.db, due);
     assert.equal(recorded.length, due.length, 'one user.erased per user');
     assert.equal(new Set(recorded.map((event) => event.subject_id)).size, due.length);

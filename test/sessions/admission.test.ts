@@ -5,8 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/tables.js';
 import { buildApp } from '../../src/app.js';
+import type { Access } from '../../src/sessions/admission.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { applyBalanceChange } from '../../src/users/balance-service.js';
+import type { JobRunner } from '../../src/jobs/job-runner.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 import { createUser, loginAdmin, onPostgres, openTestDatabase, problemOf, testConfig, type Session } from '../helpers/test-app.js';
 
@@ -48,10 +50,11 @@ describe('the admission: the caller checked with the first statement of every re
     // A webhook's URL may name this machine, so that replacing one resolves no name over the network.
     const config = testConfig({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, scratch?.url);
     db = database.db;
-    app = await buildApp({ config, database, logger: false, tellOperator: () => {} });
+    let jobs: JobRunner;
+    ({ app, jobs } = await buildApp({ config, database, logger: false, tellOperator: () => {} }));
     await app.ready();
     // Background loops would add their own statements to the count.
-    await app.jobs.stop();
+    await jobs.stop();
     admin = await loginAdmin(app);
     customer = await createUser(app);
     variantId = (await app.inject({ method: 'POST', url: '/api/variants', headers: admin.auth, payload: { product_id: 'fused', sku: `F-${randomUUID()}`, name: 'F', price: 1, stock: 2 } })).json().id;
@@ -303,7 +306,7 @@ describe('the admission: the caller checked with the first statement of every re
 describe('a handler that never asks the admission', () => {
   it('still answers a refused caller with the refusal, not with what the handler sent', async () => {
     const database = await openTestDatabase(undefined);
-    const app = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
     // A route written carelessly: it answers without reading through its admission.
     app.get('/api/careless', { config: { access: { roles: ['admin'] } } }, async () => ({ secret: 'for admins only' }));
     await app.ready();
@@ -320,9 +323,29 @@ describe('a handler that never asks the admission', () => {
     }
   });
 
+  it('gives a handler the database only out of an admission, and decorates nothing that holds it', async () => {
+    // Checked by the type-check of `npm test`: each line marked must fail to compile.
+    const beforeAdmission = (access: Access) => {
+      // @ts-expect-error the database comes out of read, readPage, transaction, admit() or anyone()
+      void access.db;
+      // @ts-expect-error the caller comes out of transaction or admit()
+      void access.caller;
+    };
+    assert.equal(typeof beforeAdmission, 'function');
+    // What a handler sees through request.server: no runner, queue, key ring, issuer or metrics registry.
+    const database = await openTestDatabase(undefined);
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    try {
+      for (const name of ['jobs', 'webhookDeliveries', 'signingKeys', 'tokenIssuer', 'db', 'database']) assert.equal(app.hasDecorator(name), false, name);
+      assert.equal('registry' in app.metrics, false);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('refuses to start an app with an API route that declares no rule', async () => {
     const database = await openTestDatabase(undefined);
-    const app = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
+    const { app } = await buildApp({ config: testConfig(), database, logger: false, tellOperator: () => {} });
     try {
       assert.throws(() => app.get('/api/forgotten', async () => ({})), /declares no access rule/);
     } finally {

@@ -21,7 +21,7 @@ describe('SIGNING_KEY_ENCRYPTION_KEY', () => {
       const config = testConfig({ JWT_SECRET: '', ...(key ? { SIGNING_KEY_ENCRYPTION_KEY: key } : {}) }, scratch?.url);
       const database = await openDatabase({ databaseUrl: scratch?.url, dataDir, poolMode });
       try {
-        const app = await buildApp({ config, database, logger: false, tellOperator: () => {} });
+        const { app } = await buildApp({ config, database, logger: false, tellOperator: () => {} });
         await app.ready();
         return Object.assign(app, { database: database.db });
       } catch (error) {

@@ -71,7 +71,7 @@ describe('signing keys and the JWKS', () => {
 
     // Its last token has expired: the retiring key is gone.
     await testApp.db.updateTable('signing_keys').set({ retires_at: new Date(Date.now() - 1000) }).where('kid', '=', String(oldKid)).execute();
-    await testApp.app.jobs.runNow('refresh-signing-keys');
+    await testApp.jobs.runNow('refresh-signing-keys');
     assert.deepEqual((await jwks()).keys.map((key) => key.kid), [rotated.json().kid]);
     const expired = await profile(user.accessToken);
     assert.equal(expired.statusCode, 401);

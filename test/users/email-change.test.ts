@@ -20,7 +20,7 @@ describe('changing the email address', () => {
   const inject = (request: InjectOptions) => testApp.app.inject(request);
   const profileOf = async (user: Session) => (await inject({ method: 'GET', url: '/api/users/profile', headers: user.auth })).json();
   const mailsTo = async (address: string) => {
-    await testApp.app.jobs.runNow('send-mail');
+    await testApp.jobs.runNow('send-mail');
     return catcher.mails.filter((mail) => mail.to.includes(address));
   };
 
