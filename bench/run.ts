@@ -3,7 +3,8 @@
  * Seeds data, starts the service, measures each scenario for a fixed time with a fixed number
  * of connections, compares with a bare Fastify+pg reference, two workers with one, and RSS
  * over 100k requests; `--scale` compares query cost at 1,000 and 1,000,000 rows. The figures
- * are printed and written into bench/README.md between the results markers.
+ * are printed and written into bench/README.md between the results markers. `--flash-sale-only`
+ * runs the flash sale and the holds' growth alone, on PostgreSQL, and only prints them.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -28,6 +29,8 @@ const { values: options } = parseArgs({
     scale: { type: 'boolean', default: false },
     // Only the catalogue files' figures (imports and exports), on PostgreSQL.
     'catalogue-only': { type: 'boolean', default: false },
+    // Only the flash sale and the holds' growth, on PostgreSQL, printed and not written to bench/README.md.
+    'flash-sale-only': { type: 'boolean', default: false },
   },
 });
 const duration = Number(options.duration);
@@ -66,6 +69,25 @@ async function readRss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** The flash sale against its reference, with the oversell check, then a reservation's time as holds grow. */
+async function flashSale(service: Awaited<ReturnType<typeof startBenchService>>, scratch: { url: string }, data: Awaited<ReturnType<typeof seed>>) {
+  say(`#### Flash sale`);
+  say();
+  const flash = await runFlashSale(service, scratch.url, data.auth, { connections: FLASH_SHOPPERS, duration, rounds: FLASH_SALE_ROUNDS, warmUp: FLASH_SALE_WARM_UP_SECONDS });
+  say(`${FLASH_SHOPPERS} shoppers each reserving one unit of one variant and committing it (a checkout service's API client token), against the bare lock-last reference (insert the reservation, then \`update variants set reserved = reserved + n where id = $1 and stock - reserved >= n\`; the commit one update and one movement), alternated in ${FLASH_SALE_ROUNDS} rounds, each on a fresh variant, one process of each for all rounds and each first warmed by ${FLASH_SALE_WARM_UP_SECONDS} s of the sale unmeasured:`);
+  say();
+  say(formatTable(flash.rows));
+  say();
+  say(flash.problems.length === 0 ? 'Oversell check: OK. Every round: reserved back to 0, stock = start - acknowledged commits.' : `Oversell check: FAILED: ${flash.problems.join('; ')}`);
+  if (flash.problems.length > 0) process.exitCode = 1;
+  say();
+  goal('Flash sale: service / bare lock-last reference, checkouts a second', `${flash.ratio.toFixed(2)}x`, '>= 0.7x', flash.ratio >= 0.7);
+  const growth = await runHoldGrowth(service, scratch.url, data.auth, flash.clientAuth);
+  say(`One reservation (median of 300, one at a time): ${growth.empty.toFixed(2)} ms with no other open on the variant, ${growth.full.toFixed(2)} ms with ${growth.holds.toLocaleString('en')} open.`);
+  say();
+  goal(`One reservation's time, ${growth.holds.toLocaleString('en')} open holds / none`, `${growth.ratio.toFixed(2)}x`, '<= 1.2x', growth.ratio <= 1.2);
+}
+
 async function benchDatabase(kind: 'postgres' | 'pglite') {
   const scratch = kind === 'postgres' ? await createScratchDatabase(serverUrl, 'bench') : undefined;
   const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
@@ -73,6 +95,10 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
   let service = await startBenchService(await serviceEnvironment(database));
   try {
     const data = await seed(service.baseUrl);
+    if (options['flash-sale-only']) {
+      await flashSale(service, scratch!, data);
+      return;
+    }
     if (options['catalogue-only']) {
       say(`### Catalogue files on PostgreSQL 15: ${duration} s a scenario, ${connections} connections, 1 worker`);
       say();
@@ -93,21 +119,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     if (!checkout.ok) process.exitCode = 1;
 
     if (scratch) {
-      say(`#### Flash sale`);
-      say();
-      const flash = await runFlashSale(service, scratch.url, data.auth, { connections: FLASH_SHOPPERS, duration, rounds: FLASH_SALE_ROUNDS, warmUp: FLASH_SALE_WARM_UP_SECONDS });
-      say(`${FLASH_SHOPPERS} shoppers each reserving one unit of one variant and committing it (a checkout service's API client token), against the bare lock-last reference (insert the reservation, then \`update variants set reserved = reserved + n where id = $1 and stock - reserved >= n\`; the commit one update and one movement), alternated in ${FLASH_SALE_ROUNDS} rounds, each on a fresh variant, one process of each for all rounds and each first warmed by ${FLASH_SALE_WARM_UP_SECONDS} s of the sale unmeasured:`);
-      say();
-      say(formatTable(flash.rows));
-      say();
-      say(flash.problems.length === 0 ? 'Oversell check: OK. Every round: reserved back to 0, stock = start - acknowledged commits.' : `Oversell check: FAILED: ${flash.problems.join('; ')}`);
-      if (flash.problems.length > 0) process.exitCode = 1;
-      say();
-      goal('Flash sale: service / bare lock-last reference, checkouts a second', `${flash.ratio.toFixed(2)}x`, '>= 0.7x', flash.ratio >= 0.7);
-      const growth = await runHoldGrowth(service, scratch.url, data.auth, flash.clientAuth);
-      say(`One reservation (median of 300, one at a time): ${growth.empty.toFixed(2)} ms with no other open on the variant, ${growth.full.toFixed(2)} ms with ${growth.holds.toLocaleString('en')} open.`);
-      say();
-      goal(`One reservation's time, ${growth.holds.toLocaleString('en')} open holds / none`, `${growth.ratio.toFixed(2)}x`, '<= 1.2x', growth.ratio <= 1.2);
+      await flashSale(service, scratch, data);
 
       // The writes above leave dead rows that autovacuum would clean at a moment of its own
       // choosing, in the middle of one round or the other; cleaned now, both see the same tables.
@@ -190,7 +202,7 @@ say();
 if (options.scale) {
   await runScaleComparison(serverUrl, { connections, duration, say, startService: async (url) => startBenchService(await serviceEnvironment({ url })) });
 } else {
-  const kinds = options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
+  const kinds = options['flash-sale-only'] ? (['postgres'] as const) : options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   for (const kind of kinds) await benchDatabase(kind);
   if (goals.length > 0) {
     say(`### Goals of this run`);
@@ -202,6 +214,10 @@ if (options.scale) {
   }
 }
 
+if (options['flash-sale-only']) {
+  console.log(report.join('\n'));
+  process.exit();
+}
 const readmePath = path.join('bench', 'README.md');
 const readme = await readFile(readmePath, 'utf8');
 const marker = options.scale ? 'scale' : options['catalogue-only'] ? 'catalogue' : 'results';
