@@ -48,8 +48,9 @@ export interface WriteRunner {
  * and sends its reply. Without the header it is one transaction. With it, the caller is admitted
  * first (a refused caller claims no key), and the first reply is stored in the same transaction
  * as the change it reports, so a repeat either replays it or finds the key in progress (409),
- * never a second change. A 4xx is stored too (a retry gets the same answer); an unexpected
- * failure frees the key for a retry.
+ * never a second change. A 4xx is stored too (a retry gets the same answer), but for a 429: it
+ * says "not now" rather than answering the request, so like an unexpected failure it frees the
+ * key for a retry.
  */
 export async function replyOnce(
   runner: WriteRunner,
@@ -75,7 +76,7 @@ export async function replyOnce(
       }),
     );
   } catch (error) {
-    if (error instanceof AppError && error.statusCode < 500) {
+    if (error instanceof AppError && error.statusCode < 500 && error.statusCode !== 429) {
       await completeKey(db, scope, { status: error.statusCode, headers: error.headers, body: problemBody(error) });
     } else {
       await releaseKey(db, scope);

@@ -11,28 +11,15 @@ import { problemResponses, resourceReply } from '../http/problem-schema.js';
 import { buildValidatorCompiler } from '../http/validation.js';
 import { ANY_ROLE, STAFF } from '../sessions/access-rule.js';
 import { catalogueFileReply, errorReport, exportVariants, storeUpload } from './catalogue-files.js';
-import { cancelImport, countActiveImports, countImports, deleteUpload, importById, importsPage, insertImport, lockImportAdmission } from './import-repository.js';
+import { cancelImport, countImports, deleteUpload, importById, importsPage, insertImport } from './import-repository.js';
 import { toImportResponse } from './import-response.js';
 import { CSV_TYPE, ExportQuery, ImportQuery, JSONL_TYPE } from './import-schemas.js';
-import { recordCancellation } from './import-service.js';
+import { admitImport, recordCancellation, refuseImportWhenFull } from './import-service.js';
 
 const validatorCompiler = buildValidatorCompiler();
 const IMPORTERS = { roles: STAFF, scope: 'variants:write' } as const;
 const ImportReply = Type.Ref('VariantImport');
 const UPLOAD_TYPES: Record<string, 'csv' | 'jsonl'> = { 'text/csv': 'csv', 'application/x-ndjson': 'jsonl' };
-/** The wait a 429 suggests: an import of a few thousand rows ends within it. */
-const BUSY_RETRY_SECONDS = 30;
-
-/**
- * IMPORT_MAX_ACTIVE imports are pending or running, found in the upload's transaction. Not an
- * AppError: the idempotency wrapper would keep a 429 as the key's reply for good; this way the
- * key is released, and the same key may be sent again once there is room.
- */
-class ImportsBusy extends Error {}
-
-const importsBusy = (maxActive: number) =>
-  new AppError('rate_limited', `${maxActive} imports are pending or running (IMPORT_MAX_ACTIVE); retry once one has finished.`, undefined, { 'retry-after': String(BUSY_RETRY_SECONDS) });
-
 /** A file streamed as the reply, a chunk read ahead at most: the reader's pace decides how much is read (backpressure). */
 const streamed = (chunks: AsyncIterable<string>) => Readable.from(chunks, { highWaterMark: 1 });
 
@@ -89,7 +76,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       // Refused before a byte is stored when there is clearly no room (the count that decides is the one under the lock
       // below); not with an Idempotency-Key, whose repeat of an accepted upload gets its 202 again whatever runs now.
       const keyed = request.headers['idempotency-key'] !== undefined;
-      if (!keyed && (await countActiveImports(db)) >= options.maxActive) throw importsBusy(options.maxActive);
+      if (!keyed) await refuseImportWhenFull(db, options.maxActive);
       const upload = await storeUpload(db, request.body as unknown as Readable, options.maxBytes);
       let inserted = false;
       let accepted = false;
@@ -99,8 +86,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
           request,
           reply,
           async (trx) => {
-            await lockImportAdmission(trx);
-            if ((await countActiveImports(trx)) >= options.maxActive) throw new ImportsBusy();
+            await admitImport(trx, options.maxActive);
             inserted = true;
             const row = await insertImport(trx, {
               id: randomUUID(),
@@ -116,9 +102,7 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
             return { status: 202, headers: { location: `/api/variants/imports/${row.id}` }, body: toImportResponse(row) };
           },
           { upload_sha256: upload.sha256, format, mode, on_error, dry_run },
-        ).catch((error: unknown) => {
-          throw error instanceof ImportsBusy ? importsBusy(options.maxActive) : error;
-        });
+        );
         accepted = inserted && reply.statusCode === 202;
       } finally {
         // A replayed key, or a refusal, leaves the stored upload to no import.

@@ -2,14 +2,17 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, ImportStatus, VariantImportRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
+import { AppError } from '../http/errors.js';
 import type { Attempt } from '../jobs/work-queue.js';
 import { storableText, storableValue } from './cell-text.js';
 import { applyBatch, type RowOutcome } from './import-batch.js';
 import { FileProblem, rowsOf } from './import-files.js';
 import {
+  countActiveImports,
   deleteImportErrors,
   deleteUpload,
   insertImportErrors,
+  lockImportAdmission,
   markAbandoned,
   uploadPieces,
   writeUnderClaim,
@@ -33,6 +36,28 @@ const FIRST_ERRORS = 10;
  * counts them all. A 48 MiB file of bad rows left 1.17 million of them, and an all-or-nothing
  * run held every one in memory until its end (586 MB).
  */
+/** The wait a 429 suggests: an import of a few thousand rows ends within it. */
+const BUSY_RETRY_SECONDS = 30;
+
+const importsBusy = (maxActive: number) =>
+  new AppError('rate_limited', `${maxActive} imports are pending or running (IMPORT_MAX_ACTIVE); retry once one has finished.`, undefined, { 'retry-after': String(BUSY_RETRY_SECONDS) });
+
+/**
+ * IMPORT_MAX_ACTIVE, decided in the transaction that inserts the import, under a transaction-level
+ * advisory lock: two uploads on two instances (or behind a pooler) cannot both take the last
+ * place. A 429 is a passing refusal, so an Idempotency-Key sent with it is freed for the retry
+ * (http/idempotency.ts).
+ */
+export async function admitImport(trx: Transaction<Database>, maxActive: number): Promise<void> {
+  await lockImportAdmission(trx);
+  if ((await countActiveImports(trx)) >= maxActive) throw importsBusy(maxActive);
+}
+
+/** Refused before a byte is stored when there is clearly no room; the count that decides is admitImport's. */
+export async function refuseImportWhenFull(db: Kysely<Database>, maxActive: number): Promise<void> {
+  if ((await countActiveImports(db)) >= maxActive) throw importsBusy(maxActive);
+}
+
 export const KEPT_FAILED_ROWS = 10_000;
 /** The longest message kept: a message may quote the file (a key, a column), and names the problem, not the file. */
 const MESSAGE_CHARACTERS = 300;
