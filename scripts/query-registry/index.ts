@@ -9,10 +9,11 @@
  *
  * Which files are repositories: every `src/**\/*-repository.ts` (the house's room for SQL), and
  * `src/sessions/caller-query.ts`, the admission's statements (the caller's row alone or beside a
- * request's data), which every authenticated request sends. Not here: `src/db/list-queries.ts`
+ * request's data), which every authenticated request sends, and `src/mail/mail-outbox.ts`, the
+ * email outbox's SQL (named for what it is: every area that sends mail queues it there). Not here: `src/db/list-queries.ts`
  * (it shapes a query it is given, and its SQL shows in every page and count below), and the
- * statements written inside services and the ground's machinery (`jobs/work-queue.ts`,
- * `events/event-recorder.ts`, `mail/mail-outbox.ts`, ...), which belong in a repository first.
+ * statements written inside services and the ground's machinery (`jobs/work-queue.ts`'s
+ * claim over the table its owner names, `events/event-recorder.ts`, ...), which belong in a repository first.
  *
  * Adding a repository function: add its entry to the area's file here, then `npm run queries`.
  */
@@ -21,13 +22,14 @@ import { events } from './events.js';
 import { http } from './http.js';
 import { imports } from './imports.js';
 import { inventory } from './inventory.js';
+import { mail } from './mail.js';
 import { mfa } from './mfa.js';
 import type { RepositoryFile } from './sample.js';
 import { sessions } from './sessions.js';
 import { users } from './users.js';
 import { variants } from './variants.js';
 
-export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...http, ...imports, ...inventory, ...mfa, ...sessions, ...users, ...variants];
+export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...http, ...imports, ...inventory, ...mail, ...mfa, ...sessions, ...users, ...variants];
 
 /** Files that hold a repository's SQL though their name does not end in -repository.ts (see above). */
-export const REPOSITORIES_BY_ANOTHER_NAME = ['src/sessions/caller-query.ts'];
+export const REPOSITORIES_BY_ANOTHER_NAME = ['src/mail/mail-outbox.ts', 'src/sessions/caller-query.ts'];

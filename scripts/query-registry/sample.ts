@@ -12,6 +12,8 @@ export interface Sample {
   summary: string;
   /** Runs the call inside the generator's transaction, which is rolled back after it. */
   run(trx: Transaction<Database>): Promise<unknown>;
+  /** The export it calls (a plain call or a read beside the caller), so the test can tell an entry under the wrong name. */
+  calls?: unknown;
 }
 
 /** An export that sends no statement of its own, with the one-word reason. */
@@ -39,6 +41,7 @@ export const notSql = (reason: NotSql['notSql']): NotSql => ({ notSql: reason })
 export function call<Args extends unknown[]>(fn: (db: Transaction<Database>, ...args: Args) => unknown, ...args: Args): Sample {
   return {
     summary: args.map(describeValue).join(', '),
+    calls: fn,
     run: async (trx) => {
       const result = fn(trx, ...args);
       if (isExecutable(result)) return result.execute();
@@ -60,6 +63,7 @@ export function custom(summary: string, run: (trx: Transaction<Database>) => Pro
 export function callerReadSample<Values extends unknown[]>(read: CallerRead<unknown, Values>, ...values: Values): Sample {
   return {
     summary: `beside a user's caller, then alone: ${values.map(describeValue).join(', ')}`,
+    calls: read,
     run: async (trx) => {
       await read.run(trx, USER_CALLER, SAMPLE_GATE, values);
       await read.alone(trx, values);

@@ -149,7 +149,6 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
       const { access } = request;
       const [row] = await access.read(importById, request.params.id.toLowerCase());
       if (!row) throw notFound('import');
-      const { db } = await access.admit();
       return toImportResponse(row);
     },
   );

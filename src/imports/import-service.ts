@@ -31,11 +31,6 @@ import { readRow, type ReadRow } from './import-rows.js';
  */
 const BATCH_ROWS = 500;
 const FIRST_ERRORS = 10;
-/**
- * The failed rows an import keeps for its error report: the first ones, in file order; `failed`
- * counts them all. A 48 MiB file of bad rows left 1.17 million of them, and an all-or-nothing
- * run held every one in memory until its end (586 MB).
- */
 /** The wait a 429 suggests: an import of a few thousand rows ends within it. */
 const BUSY_RETRY_SECONDS = 30;
 
@@ -58,6 +53,11 @@ export async function refuseImportWhenFull(db: Kysely<Database>, maxActive: numb
   if ((await countActiveImports(db)) >= maxActive) throw importsBusy(maxActive);
 }
 
+/**
+ * The failed rows an import keeps for its error report: the first ones, in file order; `failed`
+ * counts them all. A 48 MiB file of bad rows left 1.17 million of them, and an all-or-nothing
+ * run held every one in memory until its end (586 MB).
+ */
 export const KEPT_FAILED_ROWS = 10_000;
 /** The longest message kept: a message may quote the file (a key, a column), and names the problem, not the file. */
 const MESSAGE_CHARACTERS = 300;

@@ -116,15 +116,22 @@ export class Access {
   /** An API client's request counted before a write in one statement, judged once its limit is read. */
   #counted: CountedRequest | undefined;
 
+  /** Held here only (a `#` field: not even a bracketed name reaches it from outside). */
+  readonly #database: Kysely<Database>;
+  /** The credentials' caller, before the database has agreed; undefined on a public route. */
+  readonly #key: CallerKey | undefined;
+
   constructor(
-    private readonly database: Kysely<Database>,
+    database: Kysely<Database>,
     readonly rule: AccessRule,
-    /** The credentials' caller; undefined on a public route. */
-    readonly key: CallerKey | undefined,
+    key: CallerKey | undefined,
     private readonly host: AdmissionHost,
     /** Its `orSelf` parameter is read once the request's parameters are valid. */
     private readonly request: AdmissionRequest,
-  ) {}
+  ) {
+    this.#database = database;
+    this.#key = key;
+  }
 
   /** Whether the caller has been admitted (a public route is, from the start). For the hooks of authenticate.ts. */
   get admitted(): boolean {
@@ -138,7 +145,7 @@ export class Access {
    * then an id nobody has, and the admission refuses the client all the same.
    */
   get ownUserId(): string {
-    return this.key?.kind === 'user' ? this.key.userId : NOBODY;
+    return this.#key?.kind === 'user' ? this.#key.userId : NOBODY;
   }
 
   /**
@@ -166,8 +173,8 @@ export class Access {
 
   /** A keyed read beside the caller (callerRead in a repository): the data rows, for an admitted caller. */
   async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
-    if (this.admitted) return query.alone(this.database, values);
-    const rows = await query.run(this.database, this.key!, this.gate(), values);
+    if (this.admitted) return query.alone(this.#database, values);
+    const rows = await query.run(this.#database, this.#key!, this.gate(), values);
     this.#decision ??= this.decide(rows[0]);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
@@ -175,8 +182,8 @@ export class Access {
 
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
-    if (this.admitted) return query(this.database).execute() as Promise<Row[]>;
-    const rows = (await besideCaller(this.database, callerOf(this.database, this.key!), this.gate(), query(this.database), true).execute()) as CallerColumns[];
+    if (this.admitted) return query(this.#database).execute() as Promise<Row[]>;
+    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), this.gate(), query(this.#database), true).execute()) as CallerColumns[];
     this.#decision ??= this.decide(rows[0]);
     await this.#decision;
     return this.dataOf(rows as unknown as Record<string, unknown>[]);
@@ -190,7 +197,7 @@ export class Access {
    */
   transaction<T>(work: (trx: Transaction<Database>, caller: Caller) => Promise<T>): Promise<T> {
     if (this.rule.public) return Promise.reject(publicRouteHasNoCaller());
-    return inTransaction(this.database, async (trx) => work(trx, await this.admitWith(trx)));
+    return inTransaction(this.#database, async (trx) => work(trx, await this.admitWith(trx)));
   }
 
   /**
@@ -208,13 +215,13 @@ export class Access {
    * caller's use is noted once the write went through.
    */
   async oneStatement<T>(write: (db: Kysely<Database>, letIn: () => RawBuilder<boolean>, actor: { type: 'user' | 'client'; id: string }) => Promise<T | undefined>): Promise<T | undefined> {
-    const key = this.key;
+    const key = this.#key;
     if (this.admitted || this.rule.public || !key || key.kind === 'client-secret' || this.#decision) return undefined;
     if (key.kind === 'client-token') this.#counted ??= await this.host.countClientRequest(key.clientId);
     const gate = this.gate();
     const budget = this.#counted && { count: this.#counted.count, defaultLimit: this.host.defaultClientRateLimit };
     const actor = key.kind === 'user' ? { type: 'user' as const, id: key.userId } : { type: 'client' as const, id: key.clientId };
-    const written = await write(this.database, () => callerLetIn(this.database, key, gate, budget), actor);
+    const written = await write(this.#database, () => callerLetIn(this.#database, key, gate, budget), actor);
     if (written === undefined) return undefined;
     this.#wroteAs = actor;
     // Its use noted: a statement each time (nothing of the caller's last use is kept here), which
@@ -231,7 +238,7 @@ export class Access {
    */
   async admit(): Promise<Admitted> {
     if (this.rule.public) throw publicRouteHasNoCaller();
-    return { caller: await this.admitWith(this.database), db: this.database };
+    return { caller: await this.admitWith(this.#database), db: this.#database };
   }
 
   /**
@@ -239,14 +246,16 @@ export class Access {
    * `tokenOptional` route (admitted first, under the rest of its rule).
    */
   async anyone(): Promise<AdmittedAnyone> {
-    const caller = this.rule.public ? undefined : await this.admitWith(this.database);
-    const database = this.database;
+    // Elsewhere its transaction would not read the caller first: a route with a rule uses the others.
+    if (!this.rule.public && !this.rule.tokenOptional) throw new Error('anyone() is for a route open to anyone (PUBLIC or tokenOptional): use transaction(), read() or admit()');
+    const caller = this.rule.public ? undefined : await this.admitWith(this.#database);
+    const database = this.#database;
     return { caller, db: database, transaction: (work) => inTransaction(database, work) };
   }
 
   /** The caller's decision, made once a request: by the statement of a read, else by `db` here. */
   private admitWith(db: Kysely<Database>): Promise<Caller> {
-    this.#decision ??= callerAlone(db, this.key!).then((rows) => this.decide(rows[0]));
+    this.#decision ??= callerAlone(db, this.#key!).then((rows) => this.decide(rows[0]));
     return this.#decision;
   }
 
@@ -298,7 +307,7 @@ export class Access {
   }
 
   private touch(row: CallerColumns): void {
-    if (this.key?.kind === 'user') this.host.touchSession(this.request, this.key.sessionId);
+    if (this.#key?.kind === 'user') this.host.touchSession(this.request, this.#key.sessionId);
     else this.host.touchClient(this.request, row.caller__id, row.caller__credential);
   }
 
@@ -307,7 +316,7 @@ export class Access {
       kind: row.caller__kind,
       id: row.caller__id,
       role: row.caller__role,
-      sessionId: this.key?.kind === 'user' ? this.key.sessionId : undefined,
+      sessionId: this.#key?.kind === 'user' ? this.#key.sessionId : undefined,
     };
     return this.#caller;
   }

@@ -38,11 +38,6 @@ const HOUR_MS = 60 * 60 * 1000;
 const KEY_RING_REFRESH_MS = 30_000;
 
 /**
- * Access tokens (signing keys, JWKS), the admission of every request (authenticate.ts,
- * admission.ts), and the loops: key ring refresh, purges of spent refresh tokens and retired
- * keys. (Rotations record events, so they are the auth area's.)
- */
-/**
  * The signing keys at start: the active key made if there is none, the ring loaded, and its
  * loops (refresh, purge of retired keys) added to the runner.
  */
@@ -58,6 +53,11 @@ export async function openSigningKeys(config: Config, db: Kysely<Database>, jobs
   return { ring, rotation };
 }
 
+/**
+ * Access tokens (signing keys, JWKS), the admission of every request (authenticate.ts,
+ * admission.ts), and the loops: key ring refresh, purges of spent refresh tokens and retired
+ * keys. (Rotations record events, so they are the auth area's.)
+ */
 export const sessionsPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { config: Config; database: DatabaseHandle; jobs: JobRunner; signingKeys: SigningKeys; tokenIssuer: TokenIssuer; noteClientUse: NoteClientUse }) => {
     const { config } = options;

@@ -126,7 +126,7 @@ export async function createImported(trx: Transaction<Database>, id: string, nex
  */
 export async function createManyImported(trx: Transaction<Database>, variants: (VariantState & { id: string })[], context: EventContext, origin: ChangeOrigin): Promise<void> {
   if (variants.length === 0) return;
-  // Inventory inserts the rows, with the opening stock it alone writes, and their movements.
+  // Inventory inserts the rows: their opening stock and its movements are its own to write (one owner per table).
   await createStockedVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields, stock: variant.stock })), { reason: origin.createReason, reference: null, context });
   await recordMany(
     trx,

@@ -32,10 +32,14 @@ describe('queries/: the SQL of every repository function, committed', () => {
     const registered = new Map(REPOSITORY_FILES.map((repository) => [repository.file, repository.entries]));
     for (const file of await repositoryFiles()) {
       // The module's run-time exports: its functions and constants (its types leave nothing to check).
-      const exported = Object.keys(await import(pathToFileURL(path.join(root, file)).href));
+      const module: Record<string, unknown> = await import(pathToFileURL(path.join(root, file)).href);
+      const exported = Object.keys(module);
       const entries = registered.get(file) ?? {};
       for (const name of exported) {
-        if (!(name in entries)) problems.push(`${file}: ${name} is exported but not in scripts/query-registry/ (add a sample call, or notSql with its reason)`);
+        const entry = entries[name];
+        if (!entry) problems.push(`${file}: ${name} is exported but not in scripts/query-registry/ (add a sample call, or notSql with its reason)`);
+        else if ('calls' in entry && entry.calls !== undefined && entry.calls !== module[name]) problems.push(`${file}: the entry ${name} calls another export`);
+        else if ('notSql' in entry && entry.notSql === 'constant' && typeof module[name] === 'function') problems.push(`${file}: ${name} is a function, not a constant: give it a sample call`);
       }
       for (const name of Object.keys(entries)) {
         if (!exported.includes(name)) problems.push(`${file}: ${name} is in scripts/query-registry/ but not exported`);
