@@ -31,8 +31,8 @@ select count(*) as "total" from "api_clients" where "deleted_at" is null;
 -- src/clients/client-repository.ts: lockClient('00000000-0000-4000-8000-000000000005')
 select * from "api_clients" where "id" = $1 and "deleted_at" is null for update;
 
--- src/clients/client-repository.ts: insertClient({ id: '00000000-0000-4000-8000-000000000099', name: 'Warehouse', description: null, scopes: ['variants:read'], status: 'active', rate_limit: null, created_by: '00000000-0000-4000-8000-000000000001', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' })
-insert into "api_clients" ("id", "name", "description", "scopes", "status", "rate_limit", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+-- src/clients/client-repository.ts: insertClient({ id: '00000000-0000-4000-8000-000000000099', name: 'Shop web app', description: null, type: 'confidential', scopes: ['openid', 'email'], status: 'active', rate_limit: null, redirect_uris: ['https://shop.example.com/callback'], post_logout_redirect_uris: [], first_party: true, logo_uri: null, id_token_signed_response_alg: 'RS256', created_by: '00000000-0000-4000-8000-000000000001', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' })
+insert into "api_clients" ("id", "name", "description", "type", "scopes", "status", "rate_limit", "redirect_uris", "post_logout_redirect_uris", "first_party", "logo_uri", "id_token_signed_response_alg", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
   returning *;
 
 -- src/clients/client-repository.ts: updateClient('00000000-0000-4000-8000-000000000005', { name: 'Shop front, renamed' })
@@ -66,7 +66,7 @@ update api_client_secrets set last_used_at = now()
   where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
 
 -- src/clients/client-repository.ts: findUsableSecret('secret-hash')
-select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_hash", "api_clients"."id" as "client_id", "api_clients"."status", "api_clients"."scopes", "api_clients"."token_generation"
+select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_hash", "api_clients"."id" as "client_id", "api_clients"."type", "api_clients"."status", "api_clients"."scopes", "api_clients"."token_generation"
   from "api_client_secrets"
   inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
   where "api_client_secrets"."secret_hash" = $1 and "api_client_secrets"."deleted_at" is null and ("api_client_secrets"."expires_at" is null or "api_client_secrets"."expires_at" > now()) and "api_clients"."deleted_at" is null;

@@ -23,11 +23,14 @@ export function insertClient(trx: Transaction<Database>, client: Omit<ApiClientR
   return trx.insertInto('api_clients').values(client).returningAll().executeTakeFirstOrThrow();
 }
 
+/** What a change may set of a client: everything but its type, which is set at creation only. */
+type ClientSetting = 'name' | 'description' | 'scopes' | 'status' | 'rate_limit' | 'redirect_uris' | 'post_logout_redirect_uris' | 'first_party' | 'logo_uri' | 'id_token_signed_response_alg';
+
 /** Applies a change and moves `version` on by one; the caller has locked the row. */
 export function updateClient(
   trx: Transaction<Database>,
   id: string,
-  change: Partial<Pick<ApiClientRow, 'name' | 'description' | 'scopes' | 'status' | 'rate_limit' | 'token_generation' | 'deleted_at'>>,
+  change: Partial<Pick<ApiClientRow, ClientSetting | 'token_generation' | 'deleted_at'>>,
 ): Promise<ApiClientRow> {
   return trx
     .updateTable('api_clients')
@@ -83,7 +86,7 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
   return db
     .selectFrom('api_client_secrets')
     .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
-    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.status', 'api_clients.scopes', 'api_clients.token_generation'])
+    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.type', 'api_clients.status', 'api_clients.scopes', 'api_clients.token_generation'])
     .where('api_client_secrets.secret_hash', '=', secretHash)
     .where('api_client_secrets.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('api_client_secrets.expires_at', 'is', null), eb('api_client_secrets.expires_at', '>', sql<Date>`now()`)]))

@@ -12,6 +12,7 @@ export function toClientResponse(row: ApiClientRow, secrets: ApiClientSecretRow[
     id: row.id,
     name: row.name,
     description: row.description,
+    type: row.type,
     scopes: row.scopes,
     status: row.status,
     rate_limit: row.rate_limit,
@@ -21,5 +22,11 @@ export function toClientResponse(row: ApiClientRow, secrets: ApiClientSecretRow[
     updated_at: row.updated_at.toISOString(),
     last_used_at: iso(row.last_used_at),
     secrets: secrets.filter((secret) => secret.client_id === row.id).map(toSecretResponse),
+    // A service client shows these at their empty values (API.md section 18): one shape for every type.
+    redirect_uris: row.redirect_uris,
+    post_logout_redirect_uris: row.post_logout_redirect_uris,
+    first_party: row.first_party,
+    logo_uri: row.logo_uri,
+    id_token_signed_response_alg: row.id_token_signed_response_alg,
   };
 }

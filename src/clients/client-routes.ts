@@ -40,18 +40,31 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'createClient',
         tags: ['clients'],
-        summary: 'Create an API client (admin); the reply shows its first secret once',
+        summary: 'Create an API client (admin): a service, or an app that signs users in; the reply shows its first secret once',
         description:
           'The secret (`shop_sk_` and 43 base64url characters, 256 random bits) is shown in this reply only; the service ' +
-          'keeps its SHA-256. Use it as the bearer token, or to obtain access tokens at POST /api/oauth/token.',
+          'keeps its SHA-256. A service client (`type: service`, the default) uses it as the bearer token, or to obtain access ' +
+          'tokens at POST /api/oauth/token. A `confidential` app gets a secret too, to authenticate itself when it signs users ' +
+          'in (never as a bearer token, nor for the client credentials grant); a `public` app gets none: no `secret` here, ' +
+          '`secrets: []`.\n\n' +
+          'An app must have `redirect_uris` (1 to 10) and may have `post_logout_redirect_uris` (0 to 10), each an absolute URL ' +
+          'without a fragment, user name or password: `https`, `http` only on a loopback host (`127.0.0.1`, `[::1]`, `localhost`, ' +
+          'any port), or a private-use scheme of a native app (a reversed domain name such as `com.example.shop:/callback`); ' +
+          '`first_party` (default false), `logo_uri` (null or https) and `id_token_signed_response_alg` (`RS256` default, or ' +
+          '`EdDSA`); its `scopes` may also hold `openid`, `profile`, `email`, `phone`, `offline_access` and `account`.\n\n' +
+          'A service client may hold none of these fields nor those scopes (400 `validation_failed` at each); every reply shows ' +
+          'every client in one shape, a service client with `redirect_uris: []`, `post_logout_redirect_uris: []`, `first_party: ' +
+          'false`, `logo_uri: null` and `id_token_signed_response_alg: null`. Each problem of a URI is named at its place ' +
+          '(`/redirect_uris/0`).',
         body: CreateClientBody,
-        response: { 201: resourceReply(CreatedClientSchema, 'Created, with `secret`.', { location: true }), ...problemResponses(400, 401, 403, 413, 415) },
+        response: { 201: resourceReply(CreatedClientSchema, 'Created, with `secret` (none for a public client).', { location: true }), ...problemResponses(400, 401, 403, 413, 415) },
       },
     },
     async (request, reply) => {
       const { client, secret } = await request.access.transaction((trx) => createClient(trx, request.body, contextOf(request)));
       setEtag(reply, client.version);
       reply.header('location', `/api/clients/${client.id}`);
+      if (!secret) return reply.code(201).send(toClientResponse(client, []));
       return reply.code(201).send({ ...toClientResponse(client, [secret.row]), secret: secret.value });
     },
   );
@@ -104,11 +117,14 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'patchClient',
         tags: ['clients'],
-        summary: 'Change an API client: name, description, scopes, status, rate limit (admin)',
+        summary: "Change an API client: name, description, scopes, status, rate limit, an app's redirect URIs and settings (admin)",
         description:
           'A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: ' +
           'disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was ' +
-          'disabled stay refused when it is enabled again, and those issued after it is enabled again work at once.',
+          'disabled stay refused when it is enabled again, and those issued after it is enabled again work at once. `type` is ' +
+          'set at creation only: here it is 400 `validation_failed`, as any field the body may not hold. An app\'s ' +
+          '`redirect_uris`, `post_logout_redirect_uris` (each list replaced whole), `first_party`, `logo_uri` and ' +
+          '`id_token_signed_response_alg` follow the rules of POST /api/clients; a service client may hold none of them.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: PatchClientBody,
@@ -153,10 +169,10 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'The reply shows the new secret once. Every other secret of the client that does not expire sooner now expires ' +
           '`expire_others_in` seconds from now (default 86400; 0 stops them at once): deploy the new one, then let the old ' +
-          'one lapse. The body is optional.',
+          'one lapse. The body is optional. A public client has no secrets: 409 `client_type`.',
         params: IdParams,
         body: NewSecretBody,
-        response: { 201: resourceReply(CreatedSecretSchema, 'The new secret, shown once; Location names it (to delete it).', { location: true, etag: false }), ...problemResponses(400, 401, 403, 404, 413, 415) },
+        response: { 201: resourceReply(CreatedSecretSchema, 'The new secret, shown once; Location names it (to delete it).', { location: true, etag: false }), ...problemResponses(400, 401, 403, 404, 409, 413, 415) },
       },
     },
     async (request, reply) => {

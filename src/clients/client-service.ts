@@ -3,12 +3,13 @@ import type { Transaction } from 'kysely';
 import type { ApiClientRow, ApiClientSecretRow, Database } from '../db/tables.js';
 import { changedFields, record, type EventContext } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
-import { notFound } from '../http/errors.js';
+import { AppError, notFound } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashClientSecret, newClientSecret, PREFIX_LENGTH } from '../sessions/client-secrets.js';
 import { deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
 import type { ClientPatch, CreateClientInput } from './client-schemas.js';
+import { assertCreatable, assertPatchable } from './client-type-rules.js';
 
 /** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
 export { noteClientUsed } from './client-repository.js';
@@ -16,8 +17,21 @@ export { noteClientUsed } from './client-repository.js';
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
 
-const FIELDS = ['name', 'description', 'scopes', 'status', 'rate_limit'] as const;
-const settingsOf = (client: ApiClientRow) => ({ name: client.name, description: client.description, scopes: client.scopes, status: client.status, rate_limit: client.rate_limit });
+const FIELDS = ['name', 'description', 'scopes', 'status', 'rate_limit', 'redirect_uris', 'post_logout_redirect_uris', 'first_party', 'logo_uri', 'id_token_signed_response_alg'] as const;
+/** What a client's events show of it: every setting (a service client's app fields at their empty values), never a secret. */
+const settingsOf = (client: ApiClientRow) => ({
+  name: client.name,
+  description: client.description,
+  type: client.type,
+  scopes: client.scopes,
+  status: client.status,
+  rate_limit: client.rate_limit,
+  redirect_uris: client.redirect_uris,
+  post_logout_redirect_uris: client.post_logout_redirect_uris,
+  first_party: client.first_party,
+  logo_uri: client.logo_uri,
+  id_token_signed_response_alg: client.id_token_signed_response_alg,
+});
 const clientEvent = (type: EventType, id: string, data: Record<string, unknown>) => ({ type, subjectType: 'client' as const, subjectId: id, data });
 
 /** A new secret for a client; its value is returned once, only its hash kept. */
@@ -27,22 +41,35 @@ async function addSecret(trx: Transaction<Database>, clientId: string): Promise<
   return { row, value };
 }
 
-/** A new client and its first secret (part of `client.created`: no event of its own). */
+/**
+ * A new client and its first secret (part of `client.created`: no event of its own). A public
+ * client has no secret: it could not keep one (a single-page or mobile app).
+ */
 export async function createClient(trx: Transaction<Database>, input: CreateClientInput, context: EventContext) {
+  assertCreatable(input);
+  const type = input.type ?? 'service';
+  const isApp = type !== 'service';
   const now = new Date();
   const client = await insertClient(trx, {
     id: randomUUID(),
     name: input.name,
     description: input.description ?? null,
+    type,
     scopes: input.scopes,
     status: 'active',
     rate_limit: input.rate_limit ?? null,
+    redirect_uris: input.redirect_uris ?? [],
+    post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
+    first_party: input.first_party ?? false,
+    logo_uri: input.logo_uri ?? null,
+    id_token_signed_response_alg: isApp ? (input.id_token_signed_response_alg ?? 'RS256') : null,
     created_by: context.actorId!,
     created_at: now,
     updated_at: now,
   });
-  const secret = await addSecret(trx, client.id);
-  await record(trx, clientEvent('client.created', client.id, { after: settingsOf(client), first_key: { id: secret.row.id, prefix: secret.row.prefix } }), context);
+  const secret = type === 'public' ? undefined : await addSecret(trx, client.id);
+  const firstKey = secret ? { first_key: { id: secret.row.id, prefix: secret.row.prefix } } : {};
+  await record(trx, clientEvent('client.created', client.id, { after: settingsOf(client), ...firstKey }), context);
   return { client, secret };
 }
 
@@ -53,9 +80,21 @@ export async function createClient(trx: Transaction<Database>, input: CreateClie
  */
 export async function patchClient(trx: Transaction<Database>, id: string, ifMatch: string | undefined, patch: ClientPatch, context: EventContext): Promise<ApiClientRow> {
   const current = await lockForWrite(() => lockClient(trx, id), ifMatch, 'client');
+  assertPatchable(current.type, patch);
   const next = mergePatch(settingsOf(current), patch) as ReturnType<typeof settingsOf>;
-  const change = { name: next.name, description: next.description ?? null, scopes: next.scopes, status: next.status, rate_limit: next.rate_limit ?? null };
-  const changed = changedFields(settingsOf(current), change, [...FIELDS]);
+  const change = {
+    name: next.name,
+    description: next.description ?? null,
+    scopes: next.scopes,
+    status: next.status,
+    rate_limit: next.rate_limit ?? null,
+    redirect_uris: next.redirect_uris,
+    post_logout_redirect_uris: next.post_logout_redirect_uris,
+    first_party: next.first_party,
+    logo_uri: next.logo_uri ?? null,
+    id_token_signed_response_alg: next.id_token_signed_response_alg,
+  };
+  const changed = changedFields(settingsOf(current), { ...change, type: current.type }, [...FIELDS]);
   if (Object.keys(changed.after).length === 0) return current;
   const disabling = current.status === 'active' && change.status === 'disabled';
   // Tokens carry the generation they were issued in: a disabling ends every token issued so far,
@@ -80,6 +119,7 @@ export async function deleteClient(trx: Transaction<Database>, id: string, ifMat
 export async function rollSecret(trx: Transaction<Database>, clientId: string, expireOthersIn: number, context: EventContext) {
   const client = await lockClient(trx, clientId);
   if (!client) throw notFound('client');
+  if (client.type === 'public') throw new AppError('client_type', 'A public client has no secrets: it could not keep one.');
   const secret = await addSecret(trx, clientId);
   await expireOtherSecrets(trx, clientId, secret.row.id, expireOthersIn);
   await updateClient(trx, clientId, {});

@@ -32,7 +32,7 @@ const TokenSchema = Type.Object({
   scope: Type.String({ description: 'The scopes granted, space-separated.' }),
 });
 const OAuthErrorSchema = Type.Object({
-  error: Type.String({ description: 'RFC 6749 §5.2: invalid_request, invalid_client, unsupported_grant_type, invalid_scope; rate_limited (429).' }),
+  error: Type.String({ description: 'RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429).' }),
   error_description: Type.String(),
 });
 const oauthError = (description: string, headers?: Record<string, unknown>) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: OAuthErrorSchema } } });
@@ -99,19 +99,20 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }
         operationId: 'oauthToken',
         tags: ['clients'],
         security: [],
-        summary: 'OAuth 2.0 client credentials grant: an access token for an API client',
+        summary: 'OAuth 2.0 client credentials grant: an access token for a service client',
         description:
           'RFC 6749 §4.4. Send `grant_type=client_credentials` (and optionally `scope`) as application/x-www-form-urlencoded; ' +
           'authenticate the client with HTTP Basic (client_id:client_secret) or with the `client_id` and `client_secret` fields. ' +
           'Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (with ' +
-          '`WWW-Authenticate: Basic` when Basic was used), 400 `unsupported_grant_type`, `invalid_scope`, `invalid_request` ' +
+          '`WWW-Authenticate: Basic` when Basic was used; a public app, which has no secret, always gets it), 400 ' +
+          '`unauthorized_client` (a confidential app: apps never use this grant), `unsupported_grant_type`, `invalid_scope`, `invalid_request` ' +
           '(a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address ' +
           'like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.',
         consumes: [FORM],
         body: TokenRequestBody,
         response: {
           200: { description: 'The token; `Cache-Control: no-store`.', content: { 'application/json': { schema: TokenSchema } } },
-          400: oauthError('invalid_request, unsupported_grant_type or invalid_scope.'),
+          400: oauthError('invalid_request, unauthorized_client, unsupported_grant_type or invalid_scope.'),
           401: oauthError('invalid_client.', { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } }),
           ...problemResponses(),
           429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),

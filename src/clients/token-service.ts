@@ -7,7 +7,7 @@ import { findUsableSecret, noteClientUsed } from './client-repository.js';
 /** An error of the token endpoint in RFC 6749 section 5.2's words. */
 export class OAuthError extends Error {
   constructor(
-    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope' | 'rate_limited',
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'rate_limited',
     readonly description: string,
     readonly status: number,
     readonly headers: Record<string, string> = {},
@@ -33,7 +33,7 @@ const invalidClient = (viaBasic: boolean) =>
   new OAuthError('invalid_client', 'The client is unknown, disabled or deleted, or its secret is wrong, expired or deleted.', 401, viaBasic ? { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' } : {});
 
 /**
- * The client credentials grant (RFC 6749 section 4.4): the client proves it holds one of its
+ * The client credentials grant (RFC 6749 section 4.4): a service client proves it holds one of its
  * live secrets, and gets an access token for the scopes it asked for (all of its scopes when it
  * named none), signed like a user's and verifiable through the JWKS.
  */
@@ -46,6 +46,8 @@ export async function grantClientToken(db: Kysely<Database>, issuer: TokenIssuer
   if (!secret || secret.client_id !== credentials.clientId.toLowerCase() || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
     throw invalidClient(credentials.viaBasic);
   }
+  // An app signs users in and acts only for them (API.md section 18); a public one has no secret to get this far.
+  if (secret.type !== 'service') throw new OAuthError('unauthorized_client', 'An app (a confidential or public client) may not use the client credentials grant.', 400);
   const named = request.scope?.split(' ').filter(Boolean) ?? [];
   const asked = named.length === 0 ? secret.scopes : named;
   const missing = asked.filter((scope) => !secret.scopes.includes(scope));

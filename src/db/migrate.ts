@@ -22,6 +22,7 @@ import { callerChangeNotifications } from './migrations/0020-caller-change-notif
 import { secondFactorLocks } from './migrations/0021-second-factor-locks.js';
 import { clientTokenGenerations } from './migrations/0022-client-token-generations.js';
 import { dropCallerChangeNotifications } from './migrations/0023-drop-caller-change-notifications.js';
+import { clientTypes } from './migrations/0024-client-types.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0021-second-factor-locks': secondFactorLocks,
   '0022-client-token-generations': clientTokenGenerations,
   '0023-drop-caller-change-notifications': dropCallerChangeNotifications,
+  '0024-client-types': clientTypes,
 };
 
 /**

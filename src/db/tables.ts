@@ -238,7 +238,20 @@ export interface ApiClientsTable {
   /** Moves on when the client is disabled: its tokens count only while they carry the current one. */
   token_generation: ColumnType<number, number | undefined, number>;
   deleted_at: Date | null;
+  /** Set at creation only: `service` (client credentials) or an app that signs users in. */
+  type: ColumnType<ClientType, ClientType | undefined, never>;
+  /** An app's (1..10); a service client's are always empty. */
+  redirect_uris: ColumnType<string[], string[] | undefined, string[]>;
+  post_logout_redirect_uris: ColumnType<string[], string[] | undefined, string[]>;
+  /** A first-party app never asks the user's consent; a service client's is false. */
+  first_party: ColumnType<boolean, boolean | undefined, boolean>;
+  logo_uri: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How an app's ID tokens are signed; null for a service client, which gets none. */
+  id_token_signed_response_alg: ColumnType<IdTokenAlgorithm | null, IdTokenAlgorithm | null | undefined, IdTokenAlgorithm | null>;
 }
+
+export type ClientType = 'service' | 'confidential' | 'public';
+export type IdTokenAlgorithm = 'RS256' | 'EdDSA';
 
 export interface ApiClientSecretsTable {
   id: string;

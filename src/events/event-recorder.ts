@@ -34,6 +34,8 @@ export interface NewEvent {
 
 // Whatever a caller puts in `data`, these never reach the audit log or a webhook.
 const SECRET_KEY = /password|hash|token|secret/i;
+// Names that read like a secret's but hold a setting: an app's ID token algorithm (`RS256`), never a token.
+const NOT_SECRET_KEYS: ReadonlySet<string> = new Set(['id_token_signed_response_alg']);
 
 function withoutSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSecrets);
@@ -41,7 +43,7 @@ function withoutSecrets(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key]) => !SECRET_KEY.test(key))
+      .filter(([key]) => NOT_SECRET_KEYS.has(key) || !SECRET_KEY.test(key))
       .map(([key, child]) => [key, withoutSecrets(child)]),
   );
 }

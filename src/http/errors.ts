@@ -36,6 +36,7 @@ const PROBLEM_STATUS = {
   last_factor: 409,
   too_many_factors: 409,
   import_finished: 409,
+  client_type: 409,
   idempotency_in_progress: 409,
   precondition_failed: 412,
   payload_too_large: 413,

@@ -97,7 +97,9 @@ const clientStale = sql<boolean>`(api_clients.last_used_at is null or api_client
 
 /**
  * The caller of an API client's secret: the secret by its hash, beside its client. The secret
- * counts while it is not deleted nor past its `expires_at`, and its client is not deleted.
+ * counts while it is not deleted nor past its `expires_at`, and its client is not deleted and is
+ * a service client: an app's secret (a confidential client's) only authenticates the app when it
+ * signs a user in, and never calls the API as the app itself (API.md section 18).
  */
 export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: string }) {
   return db
@@ -108,7 +110,7 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
       'api_clients.id as caller__id',
       sql<Role | null>`null::text`.as('caller__role'),
       'api_clients.status as caller__status',
-      sql<boolean>`(api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null)`.as('caller__live'),
+      sql<boolean>`(api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service')`.as('caller__live'),
       sql<boolean>`(${clientStale} or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
       'api_clients.scopes as caller__scopes',
       'api_clients.rate_limit as caller__rate_limit',
