@@ -1496,8 +1496,12 @@ export interface paths {
         get: operations["listClients"];
         put?: never;
         /**
-         * Create an API client (admin); the reply shows its first secret once
-         * @description The secret (`shop_sk_` and 43 base64url characters, 256 random bits) is shown in this reply only; the service keeps its SHA-256. Use it as the bearer token, or to obtain access tokens at POST /api/oauth/token.
+         * Create an API client (admin): a service, or an app that signs users in; the reply shows its first secret once
+         * @description The secret (`shop_sk_` and 43 base64url characters, 256 random bits) is shown in this reply only; the service keeps its SHA-256. A service client (`type: service`, the default) uses it as the bearer token, or to obtain access tokens at POST /api/oauth/token. A `confidential` app gets a secret too, to authenticate itself when it signs users in (never as a bearer token, nor for the client credentials grant); a `public` app gets none: no `secret` here, `secrets: []`.
+         *
+         *     An app must have `redirect_uris` (1 to 10) and may have `post_logout_redirect_uris` (0 to 10), each an absolute URL without a fragment, user name or password: `https`, `http` only on a loopback host (`127.0.0.1`, `[::1]`, `localhost`, any port), or a private-use scheme of a native app (a reversed domain name such as `com.example.shop:/callback`); `first_party` (default false), `logo_uri` (null or https) and `id_token_signed_response_alg` (`RS256` default, or `EdDSA`); its `scopes` may also hold `openid`, `profile`, `email`, `phone`, `offline_access` and `account`.
+         *
+         *     A service client may hold none of these fields nor those scopes (400 `validation_failed` at each); every reply shows every client in one shape, a service client with `redirect_uris: []`, `post_logout_redirect_uris: []`, `first_party: false`, `logo_uri: null` and `id_token_signed_response_alg: null`. Each problem of a URI is named at its place (`/redirect_uris/0`).
          *
          *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -1532,8 +1536,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change an API client: name, description, scopes, status, rate limit (admin)
-         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was disabled stay refused when it is enabled again, and those issued after it is enabled again work at once.
+         * Change an API client: name, description, scopes, status, rate limit, an app's redirect URIs and settings (admin)
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was disabled stay refused when it is enabled again, and those issued after it is enabled again work at once. `type` is set at creation only: here it is 400 `validation_failed`, as any field the body may not hold. An app's `redirect_uris`, `post_logout_redirect_uris` (each list replaced whole), `first_party`, `logo_uri` and `id_token_signed_response_alg` follow the rules of POST /api/clients; a service client may hold none of them.
          *
          *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -1551,7 +1555,7 @@ export interface paths {
         put?: never;
         /**
          * Give an API client a new secret, the others expiring after an overlap (admin)
-         * @description The reply shows the new secret once. Every other secret of the client that does not expire sooner now expires `expire_others_in` seconds from now (default 86400; 0 stops them at once): deploy the new one, then let the old one lapse. The body is optional.
+         * @description The reply shows the new secret once. Every other secret of the client that does not expire sooner now expires `expire_others_in` seconds from now (default 86400; 0 stops them at once): deploy the new one, then let the old one lapse. The body is optional. A public client has no secrets: 409 `client_type`.
          *
          *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
          */
@@ -1594,8 +1598,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * OAuth 2.0 client credentials grant: an access token for an API client
-         * @description RFC 6749 §4.4. Send `grant_type=client_credentials` (and optionally `scope`) as application/x-www-form-urlencoded; authenticate the client with HTTP Basic (client_id:client_secret) or with the `client_id` and `client_secret` fields. Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (with `WWW-Authenticate: Basic` when Basic was used), 400 `unsupported_grant_type`, `invalid_scope`, `invalid_request` (a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.
+         * OAuth 2.0 client credentials grant: an access token for a service client
+         * @description RFC 6749 §4.4. Send `grant_type=client_credentials` (and optionally `scope`) as application/x-www-form-urlencoded; authenticate the client with HTTP Basic (client_id:client_secret) or with the `client_id` and `client_secret` fields. Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (with `WWW-Authenticate: Basic` when Basic was used; a public app, which has no secret, always gets it), 400 `unauthorized_client` (a confidential app: apps never use this grant), `unsupported_grant_type`, `invalid_scope`, `invalid_request` (a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.
          *
          *     No token needed.
          */
@@ -4572,7 +4576,7 @@ export interface components {
              * @description Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             errors?: {
                 /** @description JSON Pointer into the request. */
                 path: string;
@@ -5030,6 +5034,7 @@ export interface components {
          *       "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
          *       "name": "Checkout service",
          *       "description": "Reserves stock at checkout",
+         *       "type": "service",
          *       "scopes": [
          *         "reservations:write",
          *         "variants:read"
@@ -5049,7 +5054,39 @@ export interface components {
          *           "expires_at": null,
          *           "last_used_at": null
          *         }
-         *       ]
+         *       ],
+         *       "redirect_uris": [],
+         *       "post_logout_redirect_uris": [],
+         *       "first_party": false,
+         *       "logo_uri": null,
+         *       "id_token_signed_response_alg": null
+         *     }
+         * @example {
+         *       "id": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+         *       "name": "Shop app",
+         *       "description": "The iOS and Android app",
+         *       "type": "public",
+         *       "scopes": [
+         *         "openid",
+         *         "email",
+         *         "offline_access",
+         *         "account"
+         *       ],
+         *       "status": "active",
+         *       "rate_limit": null,
+         *       "version": 1,
+         *       "created_by": "3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13",
+         *       "created_at": "2026-11-23T08:00:00.000Z",
+         *       "updated_at": "2026-11-23T08:00:00.000Z",
+         *       "last_used_at": null,
+         *       "secrets": [],
+         *       "redirect_uris": [
+         *         "com.example.shop:/callback"
+         *       ],
+         *       "post_logout_redirect_uris": [],
+         *       "first_party": true,
+         *       "logo_uri": "https://shop.example.com/logo.png",
+         *       "id_token_signed_response_alg": "RS256"
          *     }
          */
         ApiClient: {
@@ -5057,6 +5094,11 @@ export interface components {
             id: string;
             name: string;
             description: string | null;
+            /**
+             * @description Set at creation only. `service`: another service, calling the API with its own scopes (a secret, or the client credentials grant). `confidential`: an app with a back end that signs users in, authenticating with a secret; `public`: a single-page or mobile app that signs users in and has no secret. Apps never use the client credentials grant, nor their secret as a bearer token.
+             * @enum {string}
+             */
+            type: "service" | "confidential" | "public";
             scopes: string[];
             /**
              * @description A disabled client is refused, its tokens too; enabled again, its tokens issued before stay refused.
@@ -5084,8 +5126,18 @@ export interface components {
             updated_at: string;
             /** @description Noted at most once a minute. */
             last_used_at: string | null;
-            /** @description Its secrets that are not deleted, newest first, by prefix. */
+            /** @description Its secrets that are not deleted, newest first, by prefix; a public client has none (`[]`). */
             secrets: components["schemas"]["ClientSecret"][];
+            /** @description Where the app may have users sent back after signing in. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+            redirect_uris: string[];
+            /** @description Where the app may have users sent after signing out. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+            post_logout_redirect_uris: string[];
+            /** @description A first-party app never asks the user's consent. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows false. */
+            first_party: boolean;
+            /** @description The app's logo, https. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null. */
+            logo_uri: string | null;
+            /** @description `RS256` or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token). */
+            id_token_signed_response_alg: ("RS256" | "EdDSA") | null;
         };
     };
     responses: never;
@@ -14836,17 +14888,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description `type` defaults to `service`. An app (`confidential`, `public`) must have `redirect_uris`; a service client may hold none of `redirect_uris`, `post_logout_redirect_uris`, `first_party`, `logo_uri`, `id_token_signed_response_alg`, nor an app-only scope. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Checkout service",
-                 *       "scopes": [
-                 *         "reservations:write",
-                 *         "variants:read"
-                 *       ]
-                 *     }
-                 */
                 "application/json": {
                     /**
                      * @description What the client is: 1 to 100 characters, stored without surrounding white space.
@@ -14855,20 +14899,43 @@ export interface operations {
                     name: string;
                     description?: string | null;
                     /**
-                     * @description The scopes the client holds, each at most once.
+                     * @description Set at creation only. `service`: another service, calling the API with its own scopes (a secret, or the client credentials grant). `confidential`: an app with a back end that signs users in, authenticating with a secret; `public`: a single-page or mobile app that signs users in and has no secret. Apps never use the client credentials grant, nor their secret as a bearer token.
+                     * @enum {string}
+                     */
+                    type?: "service" | "confidential" | "public";
+                    /**
+                     * @description The scopes the client holds (an app: those it may ask a user for), each at most once; `openid`, `profile`, `email`, `phone`, `offline_access` and `account` are an app's only.
                      * @example [
                      *       "reservations:write",
                      *       "variants:read"
                      *     ]
                      */
-                    scopes: ("variants:read" | "variants:write" | "inventory:read" | "inventory:write" | "reservations:write" | "users:read" | "users:write" | "balance:read" | "balance:write" | "events:read")[];
+                    scopes: ("variants:read" | "variants:write" | "inventory:read" | "inventory:write" | "reservations:write" | "users:read" | "users:write" | "balance:read" | "balance:write" | "events:read" | "openid" | "profile" | "email" | "phone" | "offline_access" | "account")[];
                     /** @description The client's own rate limit, requests a minute; null: API_RATE_LIMIT. */
                     rate_limit?: number | null;
+                    /**
+                     * @description Where the app may have users sent back after signing in, 1 to 10. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`.
+                     * @example [
+                     *       "https://shop.example.com/callback"
+                     *     ]
+                     */
+                    redirect_uris?: string[];
+                    /** @description Where the app may have users sent after signing out, 0 to 10 (default none), the same rules. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+                    post_logout_redirect_uris?: string[];
+                    /** @description True: the shop's own app, which never asks the user's consent; false (default): a third-party app, which does. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows false. */
+                    first_party?: boolean;
+                    /** @description The app's logo on the consent page: an https URL, or null (default). An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null. */
+                    logo_uri?: string | null;
+                    /**
+                     * @description How the app's ID tokens are signed: `RS256` (default) or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token).
+                     * @enum {string}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "EdDSA";
                 };
             };
         };
         responses: {
-            /** @description Created, with `secret`. */
+            /** @description Created, with `secret` (none for a public client). */
             201: {
                 headers: {
                     /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
@@ -14883,6 +14950,11 @@ export interface operations {
                         id: string;
                         name: string;
                         description: string | null;
+                        /**
+                         * @description Set at creation only. `service`: another service, calling the API with its own scopes (a secret, or the client credentials grant). `confidential`: an app with a back end that signs users in, authenticating with a secret; `public`: a single-page or mobile app that signs users in and has no secret. Apps never use the client credentials grant, nor their secret as a bearer token.
+                         * @enum {string}
+                         */
+                        type: "service" | "confidential" | "public";
                         scopes: string[];
                         /**
                          * @description A disabled client is refused, its tokens too; enabled again, its tokens issued before stay refused.
@@ -14910,10 +14982,20 @@ export interface operations {
                         updated_at: string;
                         /** @description Noted at most once a minute. */
                         last_used_at: string | null;
-                        /** @description Its secrets that are not deleted, newest first, by prefix. */
+                        /** @description Its secrets that are not deleted, newest first, by prefix; a public client has none (`[]`). */
                         secrets: components["schemas"]["ClientSecret"][];
-                        /** @description Shown once: `shop_sk_` and 43 base64url characters. Only its hash is kept. */
-                        secret: string;
+                        /** @description Where the app may have users sent back after signing in. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+                        redirect_uris: string[];
+                        /** @description Where the app may have users sent after signing out. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+                        post_logout_redirect_uris: string[];
+                        /** @description A first-party app never asks the user's consent. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows false. */
+                        first_party: boolean;
+                        /** @description The app's logo, https. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null. */
+                        logo_uri: string | null;
+                        /** @description `RS256` or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token). */
+                        id_token_signed_response_alg: ("RS256" | "EdDSA") | null;
+                        /** @description Shown once: `shop_sk_` and 43 base64url characters. Only its hash is kept. A public client has none, and no `secret` here. */
+                        secret?: string;
                     };
                 };
             };
@@ -15236,7 +15318,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): fields left out stay; `description: null` and `rate_limit: null` clear them. `{}` changes nothing. */
+        /** @description JSON merge patch (RFC 7396): fields left out stay; `description: null`, `rate_limit: null` and `logo_uri: null` clear them. `{}` changes nothing. `type` is set at creation only (400 here, like any field the body may not hold); the app-only fields, for an app only. */
         requestBody: {
             content: {
                 "application/json": {
@@ -15247,13 +15329,13 @@ export interface operations {
                     name?: string;
                     description?: string | null;
                     /**
-                     * @description The scopes the client holds, each at most once.
+                     * @description The scopes the client holds (an app: those it may ask a user for), each at most once; `openid`, `profile`, `email`, `phone`, `offline_access` and `account` are an app's only.
                      * @example [
                      *       "reservations:write",
                      *       "variants:read"
                      *     ]
                      */
-                    scopes?: ("variants:read" | "variants:write" | "inventory:read" | "inventory:write" | "reservations:write" | "users:read" | "users:write" | "balance:read" | "balance:write" | "events:read")[];
+                    scopes?: ("variants:read" | "variants:write" | "inventory:read" | "inventory:write" | "reservations:write" | "users:read" | "users:write" | "balance:read" | "balance:write" | "events:read" | "openid" | "profile" | "email" | "phone" | "offline_access" | "account")[];
                     /**
                      * @description A disabled client is refused, its tokens too; enabled again, its tokens issued before stay refused.
                      * @enum {string}
@@ -15261,6 +15343,24 @@ export interface operations {
                     status?: "active" | "disabled";
                     /** @description The client's own rate limit, requests a minute; null: API_RATE_LIMIT. */
                     rate_limit?: number | null;
+                    /**
+                     * @description Where the app may have users sent back after signing in, 1 to 10. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`.
+                     * @example [
+                     *       "https://shop.example.com/callback"
+                     *     ]
+                     */
+                    redirect_uris?: string[];
+                    /** @description Where the app may have users sent after signing out, 0 to 10 (default none), the same rules. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
+                    post_logout_redirect_uris?: string[];
+                    /** @description True: the shop's own app, which never asks the user's consent; false (default): a third-party app, which does. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows false. */
+                    first_party?: boolean;
+                    /** @description The app's logo on the consent page: an https URL, or null (default). An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null. */
+                    logo_uri?: string | null;
+                    /**
+                     * @description How the app's ID tokens are signed: `RS256` (default) or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token).
+                     * @enum {string}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "EdDSA";
                 };
             };
         };
@@ -15475,6 +15575,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body over the size limit. */
             413: {
                 headers: {
@@ -15678,14 +15787,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_request, unsupported_grant_type or invalid_scope. */
+            /** @description invalid_request, unauthorized_client, unsupported_grant_type or invalid_scope. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -15700,7 +15809,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -15715,7 +15824,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -15831,10 +15940,15 @@ export const pathsApiVariantsImportsPostParametersQueryModeValues: ReadonlyArray
 export const pathsApiVariantsImportsPostParametersQueryOn_errorValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["on_error"]> = ["reject_all", "skip_failed"];
 export const pathsApiVariantsImportsPostResponses202HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["responses"]["202"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiVariantsExportGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/export"]["get"]["parameters"]["query"]["format"]> = ["csv", "jsonl"];
-export const pathsApiClientsPostRequestBodyContentApplicationJsonScopesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["requestBody"]["content"]["application/json"]["scopes"]> = ["variants:read", "variants:write", "inventory:read", "inventory:write", "reservations:write", "users:read", "users:write", "balance:read", "balance:write", "events:read"];
+export const pathsApiClientsPostRequestBodyContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["requestBody"]["content"]["application/json"]["type"]> = ["service", "confidential", "public"];
+export const pathsApiClientsPostRequestBodyContentApplicationJsonScopesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["requestBody"]["content"]["application/json"]["scopes"]> = ["variants:read", "variants:write", "inventory:read", "inventory:write", "reservations:write", "users:read", "users:write", "balance:read", "balance:write", "events:read", "openid", "profile", "email", "phone", "offline_access", "account"];
+export const pathsApiClientsPostRequestBodyContentApplicationJsonId_token_signed_response_algValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
+export const pathsApiClientsPostResponses201ContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["responses"]["201"]["content"]["application/json"]["type"]> = ["service", "confidential", "public"];
 export const pathsApiClientsPostResponses201ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["responses"]["201"]["content"]["application/json"]["status"]> = ["active", "disabled"];
-export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonScopesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["scopes"]> = ["variants:read", "variants:write", "inventory:read", "inventory:write", "reservations:write", "users:read", "users:write", "balance:read", "balance:write", "events:read"];
+export const pathsApiClientsPostResponses201ContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["responses"]["201"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
+export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonScopesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["scopes"]> = ["variants:read", "variants:write", "inventory:read", "inventory:write", "reservations:write", "users:read", "users:write", "balance:read", "balance:write", "events:read", "openid", "profile", "email", "phone", "offline_access", "account"];
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "disabled"];
+export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
@@ -15914,7 +16028,7 @@ export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonAc
 export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
 export const webhooksImportFinishedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksImportFinishedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
 export const problemMethodsAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["totp"];
 export const problemMethodsAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["webauthn"];
 export const problemMethodsAnyOf2Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["recovery_code"];
@@ -15932,4 +16046,6 @@ export const variantImportStatusValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const variantImportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["format"]> = ["csv", "jsonl"];
 export const variantImportModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["mode"]> = ["upsert", "create"];
 export const variantImportOn_errorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["on_error"]> = ["reject_all", "skip_failed"];
+export const apiClientTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiClient"]["type"]> = ["service", "confidential", "public"];
 export const apiClientStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiClient"]["status"]> = ["active", "disabled"];
+export const apiClientId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiClient"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];

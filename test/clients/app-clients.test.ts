@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { sql, type Migration } from 'kysely';
 import { openDatabase } from '../../src/db/database.js';
 import { runMigrations } from '../../src/db/migrate.js';
@@ -17,7 +18,7 @@ const EMPTY_APP_FIELDS = { redirect_uris: [], post_logout_redirect_uris: [], fir
 /** API.md section 18, "Apps": an API client gains a type; apps have redirect URIs and sign users in. */
 describe('API clients of each type (apps)', () => {
   const fixture = useAppWithAdmin();
-  const inject = (request: Parameters<typeof fixture.app.inject>[0]) => fixture.app.inject(request);
+  const inject = (request: InjectOptions) => fixture.app.inject(request);
   const create = (payload: Record<string, unknown>) => inject({ method: 'POST', url: '/api/clients', headers: fixture.admin.auth, payload: { name: 'Shop app', ...payload } });
   const createOk = async (payload: Record<string, unknown>) => {
     const created = await create(payload);
