@@ -3,8 +3,13 @@ import { client, reply, SCOPES, type ApiClient, type ApiError } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
 import { OneTimeSecret } from '../one-time-secret';
 
-/** The scopes by area (`variants:read` and `variants:write` under "variants"), as the API lists them. */
-const SCOPE_AREAS = [...new Set(SCOPES.map((scope) => scope.split(':')[0]!))].map((area) => ({ area, scopes: SCOPES.filter((scope) => scope.startsWith(`${area}:`)) }));
+/**
+ * The console makes service clients, so it offers the scopes of an area (`area:access`), by area
+ * (`variants:read` and `variants:write` under "variants"), as the API lists them; an app's sign-in
+ * scopes (`openid`, `email`, …), which a service client may not hold, have no area.
+ */
+const SERVICE_SCOPES = SCOPES.filter((scope) => scope.includes(':'));
+const SCOPE_AREAS = [...new Set(SERVICE_SCOPES.map((scope) => scope.split(':')[0]!))].map((area) => ({ area, scopes: SERVICE_SCOPES.filter((scope) => scope.startsWith(`${area}:`)) }));
 
 /** Scopes as checkboxes grouped by area; what the API says of `scopes` shows under them. */
 export function ScopeChoice(props: { chosen: readonly string[]; onChange: (scopes: string[]) => void; error: ApiError | undefined }) {
