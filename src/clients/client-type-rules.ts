@@ -3,7 +3,7 @@ import { AppError, type FieldProblem } from '../http/errors.js';
 import { APP_FIELDS, SIGN_IN_SCOPE_NAMES, type ClientPatch, type CreateClientInput } from './client-schemas.js';
 import { refuseLogoUri, refuseRedirectUri } from './redirect-uri-rules.js';
 
-const SIGN_IN_SCOPES: ReadonlySet<string> = new Set(SIGN_IN_SCOPE_NAMES);
+const SIGN_IN_SCOPE_SET: ReadonlySet<string> = new Set(SIGN_IN_SCOPE_NAMES);
 const ONLY_FOR_APPS = 'is only for confidential and public clients';
 
 /** What a body of a client of this type may not hold, beyond what its schema says; each problem at its field. */
@@ -11,7 +11,7 @@ function problemsOf(type: ClientType, sent: ClientPatch): FieldProblem[] {
   if (type === 'service') {
     // A service client never signs a user in: nothing of an app's, so no redirect can ever reach it.
     const appFields = APP_FIELDS.filter((field) => sent[field] !== undefined).map((field) => ({ path: `/${field}`, message: ONLY_FOR_APPS }));
-    const signInScopes = (sent.scopes ?? []).flatMap((scope, index) => (SIGN_IN_SCOPES.has(scope) ? [{ path: `/scopes/${index}`, message: `${ONLY_FOR_APPS} (a sign-in scope)` }] : []));
+    const signInScopes = (sent.scopes ?? []).flatMap((scope, index) => (SIGN_IN_SCOPE_SET.has(scope) ? [{ path: `/scopes/${index}`, message: `${ONLY_FOR_APPS} (a sign-in scope)` }] : []));
     return [...appFields, ...signInScopes];
   }
   const uris = (field: 'redirect_uris' | 'post_logout_redirect_uris') =>
