@@ -4133,11 +4133,23 @@ export interface webhooks {
                             after: {
                                 name: string;
                                 description: string | null;
+                                /** @enum {string} */
+                                type: "service" | "confidential" | "public";
                                 scopes: string[];
                                 status: string;
                                 rate_limit: number | null;
+                                /** @description An app's; `[]` for a service client. */
+                                redirect_uris: string[];
+                                /** @description An app's; `[]` for a service client. */
+                                post_logout_redirect_uris: string[];
+                                /** @description False for a service client. */
+                                first_party: boolean;
+                                logo_uri: string | null;
+                                /** @description Null for a service client. */
+                                id_token_signed_response_alg: ("RS256" | "EdDSA") | null;
                             };
-                            first_key: {
+                            /** @description Its first secret; absent for a public app, which has no secret. */
+                            first_key?: {
                                 /** Format: uuid */
                                 id: string;
                                 prefix: string;
@@ -4212,7 +4224,7 @@ export interface webhooks {
                         subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
                         /** Format: uuid */
                         subject_id: string;
-                        /** @description `before` and `after` hold only the fields that changed, of name, description, scopes, status and rate_limit. */
+                        /** @description `before` and `after` hold only the fields that changed, of name, description, scopes, status, rate_limit, and an app's redirect_uris, post_logout_redirect_uris, first_party, logo_uri and id_token_signed_response_alg. */
                         data: {
                             before: {
                                 [key: string]: unknown;
@@ -4294,9 +4306,20 @@ export interface webhooks {
                             before: {
                                 name: string;
                                 description: string | null;
+                                /** @enum {string} */
+                                type: "service" | "confidential" | "public";
                                 scopes: string[];
                                 status: string;
                                 rate_limit: number | null;
+                                /** @description An app's; `[]` for a service client. */
+                                redirect_uris: string[];
+                                /** @description An app's; `[]` for a service client. */
+                                post_logout_redirect_uris: string[];
+                                /** @description False for a service client. */
+                                first_party: boolean;
+                                logo_uri: string | null;
+                                /** @description Null for a service client. */
+                                id_token_signed_response_alg: ("RS256" | "EdDSA") | null;
                             };
                         };
                     };
@@ -16018,10 +16041,14 @@ export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonActo
 export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["type"]> = ["service", "confidential", "public"];
+export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["type"]> = ["service", "confidential", "public"];
+export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
 export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];

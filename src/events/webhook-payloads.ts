@@ -26,7 +26,19 @@ const variantFields = Type.Object({
   stock: Type.Integer(),
 });
 const webhookSettings = Type.Object({ url: Type.String({ description: "The URL's origin only." }), events: Type.Array(Type.String()), description: Type.Union([Type.String(), Type.Null()]), enabled: Type.Boolean() });
-const clientSettings = Type.Object({ name: Type.String(), description: Type.Union([Type.String(), Type.Null()]), scopes: Type.Array(Type.String()), status: Type.String(), rate_limit: Type.Union([Type.Integer(), Type.Null()]) });
+const clientSettings = Type.Object({
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  type: StringEnum(['service', 'confidential', 'public']),
+  scopes: Type.Array(Type.String()),
+  status: Type.String(),
+  rate_limit: Type.Union([Type.Integer(), Type.Null()]),
+  redirect_uris: Type.Array(Type.String(), { description: "An app's; `[]` for a service client." }),
+  post_logout_redirect_uris: Type.Array(Type.String(), { description: "An app's; `[]` for a service client." }),
+  first_party: Type.Boolean({ description: 'False for a service client.' }),
+  logo_uri: Type.Union([Type.String(), Type.Null()]),
+  id_token_signed_response_alg: Type.Union([StringEnum(['RS256', 'EdDSA']), Type.Null()], { description: 'Null for a service client.' }),
+});
 const lines = Type.Array(Type.Object({ variant_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() }));
 const statusChange = (from: string, to: string) => Type.Object({ before: Type.Object({ status: Type.Literal(from) }), after: Type.Object({ status: Type.Literal(to) }) });
 const closing = (status: string) => Type.Intersect([statusChange('active', status), Type.Object({ lines, reference: Type.Union([Type.String(), Type.Null()]) })]);
@@ -90,8 +102,8 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
   },
   'webhook.ping': { summary: 'A test sent by POST /api/webhooks/{id}/ping to that webhook alone (not in the audit log).', data: Type.Object({ webhook_id: Type.String({ format: 'uuid' }) }) },
   'signing_key.rotated': { summary: 'The signing key of access tokens was rotated.', data: Type.Object({ before: Type.Object({ kid: Type.Union([Type.String(), Type.Null()]) }), after: Type.Object({ kid: Type.String() }) }) },
-  'client.created': { summary: 'An API client was created.', data: Type.Object({ after: clientSettings, first_key: keyOfClient }) },
-  'client.updated': { summary: 'An API client was changed (disabled included).', data: changed('name, description, scopes, status and rate_limit') },
+  'client.created': { summary: 'An API client was created.', data: Type.Object({ after: clientSettings, first_key: Type.Optional(Type.Object(keyOfClient.properties, { description: 'Its first secret; absent for a public app, which has no secret.' })) }) },
+  'client.updated': { summary: 'An API client was changed (disabled included).', data: changed('name, description, scopes, status, rate_limit, and an app\'s redirect_uris, post_logout_redirect_uris, first_party, logo_uri and id_token_signed_response_alg') },
   'client.deleted': { summary: 'An API client was deleted.', data: Type.Object({ before: clientSettings }) },
   'client.secret_created': { summary: 'An API client got a new secret.', data: Type.Object({ key: keyOfClient, others_expire_in: Type.Union([Type.Integer(), Type.Null()]) }) },
   'client.secret_deleted': { summary: "An API client's secret was deleted.", data: Type.Object({ key: keyOfClient }) },

@@ -59,6 +59,10 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     await call('DELETE', `/api/clients/${client.id}/secrets/${secret.id}`);
     await call('PATCH', `/api/clients/${client.id}`, { status: 'disabled' });
     await call('DELETE', `/api/clients/${client.id}`);
+    // An app: a public one has no secret, so its client.created has no first_key.
+    const publicApp = await call('POST', '/api/clients', { name: 'Shop app', type: 'public', scopes: ['openid'], redirect_uris: ['com.example.shop:/callback'] });
+    await call('PATCH', `/api/clients/${publicApp.id}`, { redirect_uris: ['https://shop.example.com/cb'], first_party: true, logo_uri: 'https://cdn.example.com/logo.png' }, { 'content-type': 'application/merge-patch+json' });
+    await call('DELETE', `/api/clients/${publicApp.id}`);
     await call('DELETE', `/api/users/${customer.id}`, undefined);
 
     const events = await fixture.db.selectFrom('events').selectAll().execute();
