@@ -7,17 +7,13 @@
  * §7.1, a reversed domain name such as `com.example.shop`), so never `javascript:` or `data:`.
  */
 
-/** The hosts of RFC 8252's loopback redirects, as WHATWG URL writes them. */
+/** The hosts of RFC 8252's loopback redirects, as WHATWG URL writes them (and so, a URI being in its normal form, as it is written). */
 export const LOOPBACK_HOSTS = ['127.0.0.1', '[::1]', 'localhost'] as const;
 
 /** `scheme://authority`: the authority, where user information would be. */
 const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
 /** A scheme with a dot in it: a reversed domain name, as RFC 8252 §7.1 asks of private-use schemes. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
-// Spaces and control characters: the URL parser would drop or encode them, so what was
-// registered would not be what is matched.
-// eslint-disable-next-line no-control-regex
-const SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u009f]/;
 
 function parse(uri: string): URL | undefined {
   try {
@@ -27,12 +23,24 @@ function parse(uri: string): URL | undefined {
   }
 }
 
+/**
+ * A URI is judged as the URL parser reads it, and matched later as it was stored: the two must
+ * be the same text. So it must be written as the parser writes it back (`href`): this refuses an
+ * upper-case scheme or host, a backslash, `https:example.com`, IPv4 shorthands (`127.1`,
+ * `2130706433`), a host with a trailing dot, a percent-encoded or full-width host, spaces,
+ * control and invisible characters, and `https://host` without the `/` of its path.
+ */
+function refuseUnlessNormal(uri: string, url: URL): string | undefined {
+  if (url.href === uri) return undefined;
+  const slashOnly = url.href === `${uri}/` ? ' (a URL with a host has a path of at least `/`)' : '';
+  return `must be written in its normal form: ${url.href}${slashOnly}`;
+}
+
 /** What is wrong with a URI before its scheme is judged; undefined when nothing. */
 function refuseShape(uri: string, url: URL | undefined): string | undefined {
-  if (SPACE_OR_CONTROL.test(uri)) return 'must not contain spaces or control characters';
   if (!url) return 'must be an absolute URL';
   if (AUTHORITY.exec(uri)?.[1]?.includes('@') || url.username !== '' || url.password !== '') return 'must not hold a user name or password';
-  return undefined;
+  return refuseUnlessNormal(uri, url);
 }
 
 /** Why an app may not register this redirect URI (`redirect_uris`, `post_logout_redirect_uris`); undefined when it may. */

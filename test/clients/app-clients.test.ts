@@ -120,9 +120,11 @@ describe('API clients of each type (apps)', () => {
   });
 
   it('takes https, loopback http on any port and private-use schemes; refuses every other redirect URI at its place, in plain words', async () => {
-    const accepted = ['https://shop.example.com/callback?from=app', 'http://127.0.0.1:53124/cb', 'http://[::1]:8080/cb', 'http://localhost:3000/cb', 'http://localhost/cb', 'com.example.shop:/callback', 'com.example.shop://auth/done'];
-    const created = await createOk({ type: 'public', scopes: ['openid'], redirect_uris: accepted.slice(0, 10) });
-    assert.deepEqual(created.redirect_uris, accepted, 'stored as given, character for character');
+    const accepted = ['https://shop.example.com/callback?from=app', 'http://127.0.0.1:53124/cb?state=a%20b', 'http://[::1]:8080/cb', 'http://localhost:3000/cb', 'http://localhost/cb', 'com.example.shop:/callback', 'com.example.shop://auth/done'];
+    const created = await createOk({ type: 'public', scopes: ['openid'], redirect_uris: accepted, post_logout_redirect_uris: ['com.example.shop:/signed-out?x=1'], logo_uri: 'https://cdn.example.com:8443/logo.png?v=2' });
+    assert.deepEqual(created.redirect_uris, accepted, 'shown as given, character for character');
+    const stored = await storedRow(created.id);
+    assert.deepEqual([stored.redirect_uris, stored.post_logout_redirect_uris, stored.logo_uri], [accepted, ['com.example.shop:/signed-out?x=1'], 'https://cdn.example.com:8443/logo.png?v=2'], 'stored as given');
 
     const refused: [string, RegExp][] = [
       ['http://shop.example.com/callback', /http only on a loopback host/],
@@ -139,8 +141,39 @@ describe('API clients of each type (apps)', () => {
       ['data:text/html,hello', /must use https, http on a loopback host, or a private-use scheme/],
       ['ftp://shop.example.com/cb', /must use https/],
       ['com.example.shop:', /must have a path after the scheme/],
-      ['https://shop.example.com/call back', /spaces or control characters/],
     ];
+    // Judged as the parser reads them, matched as they are stored: so only the parser's own
+    // writing of a URI is taken, and every other spelling is refused, naming the normal form.
+    const NORMAL = /^must be written in its normal form: /;
+    for (const uri of [
+      'https://shop.example.com/call back',
+      ' https://shop.example.com/cb',
+      'https://shop.example.com/c\tb',
+      'https://shop.example.com/cb\n',
+      'https://shop.example.com/cb?x=\u0001',
+      'HTTPS://shop.example.com/cb',
+      'https://SHOP.example.com/cb',
+      'https://shop.example.com\\cb',
+      'https:shop.example.com/cb',
+      'https:/shop.example.com/cb',
+      'http://127.1/cb',
+      'http://2130706433/cb',
+      'http://127.0.0.1./cb',
+      'http://[0:0:0:0:0:0:0:1]/cb',
+      'http://LOCALHOST/cb',
+      'https://shop%2Eexample.com/cb',
+      'https://\uff53\uff48\uff4f\uff50.example.com/cb',
+      'https://shop\u200b.example.com/cb',
+      'https://shop.example.com/\u200bcb',
+      'https://shop.example.com/cb\u2028',
+      'https://shop.example.com/\ufeffcb',
+      'https://shop.example.com:443/cb',
+      'Com.Example.Shop:/cb',
+    ]) {
+      refused.push([uri, NORMAL]);
+    }
+    refused.push(['https://shop.example.com', /^must be written in its normal form: https:\/\/shop\.example\.com\/ \(a URL with a host has a path of at least `\/`\)$/]);
+    refused.push(['\ufeffhttps://shop.example.com/cb', /must be an absolute URL/]);
     for (const [uri, message] of refused) {
       const errors = await refusedCreate({ type: 'confidential', scopes: ['openid'], redirect_uris: [CALLBACK, uri] });
       assert.equal(errors.length, 1, `${uri}: ${JSON.stringify(errors)}`);
@@ -157,6 +190,11 @@ describe('API clients of each type (apps)', () => {
     });
     assert.deepEqual(all.map((error) => error.path), ['/redirect_uris/0', '/post_logout_redirect_uris/1', '/logo_uri']);
     assert.match(all[2]!.message, /must be an https URL/);
+    for (const logo of ['HTTPS://cdn.example.com/logo.png', 'https://cdn.example.com', 'https://cdn.example.com/lo go.png', 'https://127.1/logo.png']) {
+      const errors = await refusedCreate({ type: 'public', scopes: ['openid'], redirect_uris: [CALLBACK], logo_uri: logo });
+      assert.deepEqual(errors.map((error) => error.path), ['/logo_uri'], logo);
+      assert.match(errors[0]!.message, NORMAL, logo);
+    }
   });
 
   it('asks of an app 1 to 10 redirect URIs, at most 10 after sign-out, an algorithm it knows, and scopes it knows', async () => {
