@@ -122,8 +122,9 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
 
 /**
  * The caller of an API client's access token: the client by id. The token counts while the
- * client is not deleted and still has the token generation the token was issued in (no disabling
- * since, whatever the clock says); the request may use
+ * client is not deleted, is a service client (only a service client is ever granted one: an app
+ * never calls the API as itself) and still has the token generation the token was issued in (no
+ * disabling since, whatever the clock says); the request may use
  * the scopes both the token and the client hold now (a scope taken away applies at once).
  */
 export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; generation: number }) {
@@ -134,7 +135,7 @@ export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string;
       'api_clients.id as caller__id',
       sql<Role | null>`null::text`.as('caller__role'),
       'api_clients.status as caller__status',
-      sql<boolean>`(api_clients.deleted_at is null and api_clients.token_generation = ${key.generation}::integer)`.as('caller__live'),
+      sql<boolean>`(api_clients.deleted_at is null and api_clients.token_generation = ${key.generation}::integer and api_clients.type = 'service')`.as('caller__live'),
       clientStale.as('caller__stale'),
       sql<string[]>`array(select unnest(api_clients.scopes) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
       'api_clients.rate_limit as caller__rate_limit',

@@ -7,7 +7,7 @@ import type { InjectOptions } from 'fastify';
 import { sql, type Migration } from 'kysely';
 import { openDatabase } from '../../src/db/database.js';
 import { runMigrations } from '../../src/db/migrate.js';
-import { createScratchDatabase, onPostgres, poolMode, problemOf, useAppWithAdmin } from '../helpers/test-app.js';
+import { createScratchDatabase, newVariantBody, onPostgres, poolMode, problemOf, useAppWithAdmin } from '../helpers/test-app.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
@@ -334,6 +334,47 @@ describe('API clients of each type (apps)', () => {
     assert.equal(granted.statusCode, 200, 'a service client is granted as before');
     assert.equal((await inject({ method: 'GET', url: '/api/variants', headers: bearer(granted.json().access_token) })).statusCode, 200);
     assert.equal((await inject({ method: 'GET', url: '/api/variants', headers: bearer(service.secret) })).statusCode, 200);
+  });
+
+  it("refuses a confidential app that is disabled, or whose secret expired or was deleted, as an unknown client (401 invalid_client), not as an app", async () => {
+    const disabled = await createOk({ type: 'confidential', scopes: ['openid'], redirect_uris: [CALLBACK] });
+    assert.equal((await patch(disabled.id, { status: 'disabled' })).statusCode, 200);
+    const expired = await createOk({ type: 'confidential', scopes: ['openid'], redirect_uris: [CALLBACK] });
+    await fixture.db.updateTable('api_client_secrets').set({ expires_at: new Date(Date.now() - 1000) }).where('client_id', '=', expired.id).execute();
+    const deleted = await createOk({ type: 'confidential', scopes: ['openid'], redirect_uris: [CALLBACK] });
+    const removed = await inject({ method: 'DELETE', url: `/api/clients/${deleted.id}/secrets/${deleted.secrets[0].id}`, headers: fixture.admin.auth });
+    assert.equal(removed.statusCode, 204);
+    for (const app of [disabled, expired, deleted]) {
+      for (const reply of [await token('grant_type=client_credentials', basic(app.id, app.secret)), await token(`grant_type=client_credentials&client_id=${app.id}&client_secret=${app.secret}`)]) {
+        assert.deepEqual([reply.statusCode, reply.json().error], [401, 'invalid_client'], reply.body);
+      }
+    }
+  });
+
+  it("refuses an app's secret as a bearer token on a write route too (401), and writes nothing", async () => {
+    const confidential = await createOk({ type: 'confidential', scopes: ['openid', 'variants:write'], redirect_uris: [CALLBACK] });
+    const body = newVariantBody(1, 'app-bearer');
+    const refused = await inject({ method: 'POST', url: '/api/variants', headers: bearer(confidential.secret), payload: body });
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.equal(problemOf(refused).code, 'invalid_token');
+    assert.equal(await fixture.db.selectFrom('variants').select('id').where('sku', '=', body.sku).executeTakeFirst(), undefined);
+  });
+
+  it('refuses an access token of a client that is no longer a service client (the database changed under it), on reads and writes', async () => {
+    const service = await createOk({ scopes: ['variants:read', 'variants:write'] });
+    const granted = await token('grant_type=client_credentials', basic(service.id, service.secret));
+    assert.equal(granted.statusCode, 200, granted.body);
+    const accessToken = granted.json().access_token;
+    assert.equal((await inject({ method: 'GET', url: '/api/variants', headers: bearer(accessToken) })).statusCode, 200);
+    // The check constraint allows it only with an app's redirect URIs and algorithm, in one statement.
+    await sql`update api_clients set type = 'confidential', redirect_uris = ${[CALLBACK]}, id_token_signed_response_alg = 'RS256' where id = ${service.id}`.execute(fixture.db);
+    const read = await inject({ method: 'GET', url: '/api/variants', headers: bearer(accessToken) });
+    assert.equal(read.statusCode, 401, read.body);
+    assert.equal(problemOf(read).code, 'invalid_token');
+    const body = newVariantBody(1, 'former-service');
+    const write = await inject({ method: 'POST', url: '/api/variants', headers: bearer(accessToken), payload: body });
+    assert.equal(write.statusCode, 401, write.body);
+    assert.equal(await fixture.db.selectFrom('variants').select('id').where('sku', '=', body.sku).executeTakeFirst(), undefined);
   });
 });
 
