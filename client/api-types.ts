@@ -15341,7 +15341,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): fields left out stay; `description: null`, `rate_limit: null` and `logo_uri: null` clear them. `{}` changes nothing. `type` is set at creation only (400 here, like any field the body may not hold); the app-only fields, for an app only. */
+        /** @description JSON merge patch (RFC 7396): fields left out stay; `null` sets an optional field to its default: `description`, `rate_limit` and `logo_uri` null, `post_logout_redirect_uris` `[]`, `first_party` false, `id_token_signed_response_alg` `RS256` (`redirect_uris`, required of an app, cannot be null). `{}` changes nothing. `type` is set at creation only (400 here, like any field the body may not hold); the app-only fields, for an app only (a service client may not send them, not even null). */
         requestBody: {
             content: {
                 "application/json": {
@@ -15373,17 +15373,11 @@ export interface operations {
                      *     ]
                      */
                     redirect_uris?: string[];
-                    /** @description Where the app may have users sent after signing out, 0 to 10 (default none), the same rules. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows `[]`. */
-                    post_logout_redirect_uris?: string[];
-                    /** @description True: the shop's own app, which never asks the user's consent; false (default): a third-party app, which does. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows false. */
-                    first_party?: boolean;
+                    post_logout_redirect_uris?: string[] | null;
+                    first_party?: boolean | null;
                     /** @description The app's logo on the consent page: an https URL, or null (default). An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null. */
                     logo_uri?: string | null;
-                    /**
-                     * @description How the app's ID tokens are signed: `RS256` (default) or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token).
-                     * @enum {string}
-                     */
-                    id_token_signed_response_alg?: "RS256" | "EdDSA";
+                    id_token_signed_response_alg?: ("RS256" | "EdDSA") | null;
                 };
             };
         };
@@ -15971,7 +15965,7 @@ export const pathsApiClientsPostResponses201ContentApplicationJsonStatusValues: 
 export const pathsApiClientsPostResponses201ContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients"]["post"]["responses"]["201"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonScopesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["scopes"]> = ["variants:read", "variants:write", "inventory:read", "inventory:write", "reservations:write", "users:read", "users:write", "balance:read", "balance:write", "events:read", "openid", "profile", "email", "phone", "offline_access", "account"];
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "disabled"];
-export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
+export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];

@@ -174,16 +174,18 @@ export const PatchClientBody = Type.Object(
     status: Type.Optional(Status),
     rate_limit: Type.Optional(RateLimit),
     redirect_uris: Type.Optional(RedirectUris),
-    post_logout_redirect_uris: Type.Optional(PostLogoutRedirectUris),
-    first_party: Type.Optional(FirstParty),
+    post_logout_redirect_uris: Type.Optional(Type.Union([PostLogoutRedirectUris, Type.Null()])),
+    first_party: Type.Optional(Type.Union([FirstParty, Type.Null()])),
     logo_uri: Type.Optional(LogoUri),
-    id_token_signed_response_alg: Type.Optional(IdTokenAlgorithmSchema),
+    id_token_signed_response_alg: Type.Optional(Type.Union([IdTokenAlgorithmSchema, Type.Null()])),
   },
   {
     additionalProperties: false,
     description:
-      'JSON merge patch (RFC 7396): fields left out stay; `description: null`, `rate_limit: null` and `logo_uri: null` clear them. `{}` changes ' +
-      'nothing. `type` is set at creation only (400 here, like any field the body may not hold); the app-only fields, for an app only.',
+      'JSON merge patch (RFC 7396): fields left out stay; `null` sets an optional field to its default: `description`, `rate_limit` and ' +
+      '`logo_uri` null, `post_logout_redirect_uris` `[]`, `first_party` false, `id_token_signed_response_alg` `RS256` (`redirect_uris`, ' +
+      'required of an app, cannot be null). `{}` changes nothing. `type` is set at creation only (400 here, like any field the body may ' +
+      'not hold); the app-only fields, for an app only (a service client may not send them, not even null).',
     examples: [{ status: 'disabled' }, { scopes: ['variants:read'] }, { redirect_uris: ['https://shop.example.com/callback', 'http://127.0.0.1/callback'] }],
   },
 );

@@ -89,10 +89,11 @@ export async function patchClient(trx: Transaction<Database>, id: string, ifMatc
     status: next.status,
     rate_limit: next.rate_limit ?? null,
     redirect_uris: next.redirect_uris,
-    post_logout_redirect_uris: next.post_logout_redirect_uris,
-    first_party: next.first_party,
+    // `null` (removed by the merge) sets an app's optional field to its default; a service client may not send them.
+    post_logout_redirect_uris: next.post_logout_redirect_uris ?? [],
+    first_party: next.first_party ?? false,
     logo_uri: next.logo_uri ?? null,
-    id_token_signed_response_alg: next.id_token_signed_response_alg,
+    id_token_signed_response_alg: current.type === 'service' ? null : (next.id_token_signed_response_alg ?? 'RS256'),
   };
   const changed = changedFields(settingsOf(current), { ...change, type: current.type }, [...FIELDS]);
   if (Object.keys(changed.after).length === 0) return current;

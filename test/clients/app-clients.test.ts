@@ -271,9 +271,30 @@ describe('API clients of each type (apps)', () => {
     assert.equal((await storedRow(app.id)).version, 2, 'no refused patch changed anything');
   });
 
+  it("sets an app's optional fields to their defaults with null in a PATCH ([], false, RS256, null)", async () => {
+    const app = await createOk({ type: 'public', scopes: ['openid'], redirect_uris: [CALLBACK], post_logout_redirect_uris: ['https://shop.example.com/out'], first_party: true, logo_uri: 'https://cdn.example.com/a.png', id_token_signed_response_alg: 'EdDSA' });
+    const cleared = await patch(app.id, { post_logout_redirect_uris: null, first_party: null, logo_uri: null, id_token_signed_response_alg: null }, { 'if-match': '"1"' });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    const after = cleared.json();
+    assert.deepEqual([after.post_logout_redirect_uris, after.first_party, after.logo_uri, after.id_token_signed_response_alg, after.version], [[], false, null, 'RS256', 2]);
+    const stored = await storedRow(app.id);
+    assert.deepEqual([stored.post_logout_redirect_uris, stored.first_party, stored.logo_uri, stored.id_token_signed_response_alg], [[], false, null, 'RS256']);
+    const again = await patch(app.id, { post_logout_redirect_uris: null, first_party: null, id_token_signed_response_alg: null });
+    assert.equal(again.json().version, 2, 'already at their defaults: nothing changes');
+  });
+
   it("refuses a service client's PATCH any app field or sign-in scope, and still takes its v3 fields", async () => {
     const service = await createOk({ scopes: ['variants:read'] });
-    for (const payload of [{ redirect_uris: [CALLBACK] }, { first_party: false }, { logo_uri: null }, { id_token_signed_response_alg: 'RS256' }, { scopes: ['variants:read', 'openid'] }]) {
+    for (const payload of [
+      { redirect_uris: [CALLBACK] },
+      { first_party: false },
+      { logo_uri: null },
+      { id_token_signed_response_alg: 'RS256' },
+      { scopes: ['variants:read', 'openid'] },
+      { post_logout_redirect_uris: null },
+      { first_party: null },
+      { id_token_signed_response_alg: null },
+    ]) {
       const refused = await patch(service.id, payload);
       assert.equal(refused.statusCode, 400, JSON.stringify(payload));
       assert.equal(problemOf(refused).code, 'validation_failed');
