@@ -422,6 +422,15 @@ describe('the migration that gives clients a type', () => {
       );
       // The table holds a service client to its empty app fields, whatever code writes it.
       await assert.rejects(sql`update api_clients set redirect_uris = '{https://shop.example.com/cb}' where id = ${id}`.execute(database.db));
+      // And an app to its rules: redirect URIs and an algorithm, and no type beyond the three.
+      const insertApp = (type: string, redirectUris: string[], algorithm: string | null) =>
+        sql`insert into api_clients (id, name, type, scopes, status, redirect_uris, id_token_signed_response_alg, created_by, created_at, updated_at)
+            values (${randomUUID()}, 'App', ${type}, '{openid}', 'active', ${redirectUris}, ${algorithm}, ${randomUUID()}, now(), now())`.execute(database.db);
+      await assert.rejects(insertApp('public', [], 'RS256'), 'an app with no redirect URI');
+      await assert.rejects(insertApp('confidential', [CALLBACK], null), 'an app with no algorithm');
+      await assert.rejects(insertApp('app', [CALLBACK], 'RS256'), 'a type the service does not know');
+      await assert.rejects(insertApp('public', [CALLBACK], 'HS256'), 'an algorithm the service does not know');
+      await insertApp('public', [CALLBACK], 'RS256');
     } finally {
       await database.close();
       await scratch?.drop();
