@@ -12,7 +12,7 @@ import { ADMIN } from '../sessions/access-rule.js';
 import type { Access } from '../sessions/admission.js';
 import { clientById, clientsPage, countClients, secretsOfClients } from './client-repository.js';
 import { toClientResponse, toSecretResponse } from './client-response.js';
-import { ClientSchema, CreateClientBody, CreatedClientSchema, CreatedSecretSchema, NewSecretBody, PatchClientBody, SecretParams } from './client-schemas.js';
+import { ClientSchema, CreateClientBody, CreatedClientSchema, CreatedSecretSchema, NewSecretBody, PatchClientBody, SecretParams, SIGN_IN_SCOPE_LIST } from './client-schemas.js';
 import { createClient, DEFAULT_OVERLAP_SECONDS, deleteClient, deleteSecret, patchClient, rollSecret } from './client-service.js';
 
 /** API clients are an admin's to manage, never another client's; every change needs a fresh second factor. */
@@ -51,7 +51,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'without a fragment, user name or password: `https`, `http` only on a loopback host (`127.0.0.1`, `[::1]`, `localhost`, ' +
           'any port), or a private-use scheme of a native app (a reversed domain name such as `com.example.shop:/callback`); ' +
           '`first_party` (default false), `logo_uri` (null or https) and `id_token_signed_response_alg` (`RS256` default, or ' +
-          '`EdDSA`); its `scopes` may also hold `openid`, `profile`, `email`, `phone`, `offline_access` and `account`.\n\n' +
+          '`EdDSA`); its `scopes` may also hold ' + `${SIGN_IN_SCOPE_LIST}.\n\n` +
           'A service client may hold none of these fields nor those scopes (400 `validation_failed` at each); every reply shows ' +
           'every client in one shape, a service client with `redirect_uris: []`, `post_logout_redirect_uris: []`, `first_party: ' +
           'false`, `logo_uri: null` and `id_token_signed_response_alg: null`. Each problem of a URI is named at its place ' +

@@ -1,21 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IdParams, StringEnum, Timestamp, TrimmedText } from '../http/common-schemas.js';
-import { SCOPE_NAMES, SCOPES } from '../sessions/access-rule.js';
+import { SCOPE_NAMES, SCOPES, SIGN_IN_SCOPE_NAMES, SIGN_IN_SCOPES } from '../sessions/access-rule.js';
 
-/**
- * The scopes only an app may hold (API.md section 18): what it may ask a user to grant when it
- * signs the user in. They open no operation of an API client of its own.
- */
-export const SIGN_IN_SCOPES = {
-  openid: "sign the user in (OpenID Connect): an ID token and the user's id",
-  profile: "the user's name",
-  email: "the user's email address and whether it is verified",
-  phone: "the user's phone number",
-  offline_access: 'a refresh token, to stay signed in',
-  account: "the user's own routes (profile, sessions, own ledger and exports)",
-} as const;
-export const SIGN_IN_SCOPE_NAMES = Object.keys(SIGN_IN_SCOPES) as (keyof typeof SIGN_IN_SCOPES)[];
 const EVERY_SCOPE = [...SCOPE_NAMES, ...SIGN_IN_SCOPE_NAMES];
+/** `openid`, `profile`, … and `account`: the sign-in scopes as a description lists them. */
+export const SIGN_IN_SCOPE_LIST = `${SIGN_IN_SCOPE_NAMES.slice(0, -1).map((scope) => `\`${scope}\``).join(', ')} and \`${SIGN_IN_SCOPE_NAMES.at(-1)}\``;
 
 /** How the fields only apps have read on a service client, and that a service client's body may not hold them. */
 const APP_ONLY = 'An app\'s (`confidential`, `public`); a service client\'s body may not hold it (400), and its reply shows';
@@ -31,7 +20,7 @@ const Scopes = Type.Array(Scope, {
   minItems: 1,
   maxItems: EVERY_SCOPE.length,
   uniqueItems: true,
-  description: "The scopes the client holds (an app: those it may ask a user for), each at most once; `openid`, `profile`, `email`, `phone`, `offline_access` and `account` are an app's only.",
+  description: `The scopes the client holds (an app: those it may ask a user for), each at most once; ${SIGN_IN_SCOPE_LIST} are an app's only.`,
   examples: [['reservations:write', 'variants:read']],
 });
 const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Requests a minute.' }), Type.Null()], {
@@ -49,12 +38,14 @@ const RedirectUri = Type.String({
   maxLength: 2000,
   description:
     'An absolute URL without a fragment, user name or password: `https`, `http` only on a loopback host (`127.0.0.1`, `[::1]`, `localhost`, any ' +
-    'port), or a private-use scheme of a native app, a reversed domain name such as `com.example.shop:/callback`.',
+    'port), or a private-use scheme of a native app, a reversed domain name such as `com.example.shop:/callback`. Written in its normal ' +
+    'form, as a URL parser writes it back (lower-case scheme and host, no default port, `https://shop.example.com/` rather than ' +
+    '`https://shop.example.com`, spaces percent-encoded), since it is matched character for character; any other spelling is refused.',
 });
 const RedirectUris = Type.Array(RedirectUri, { minItems: 1, maxItems: 10, uniqueItems: true, description: `Where the app may have users sent back after signing in, 1 to 10. ${APP_ONLY} \`[]\`.`, examples: [['https://shop.example.com/callback']] });
 const PostLogoutRedirectUris = Type.Array(RedirectUri, { maxItems: 10, uniqueItems: true, description: `Where the app may have users sent after signing out, 0 to 10 (default none), the same rules. ${APP_ONLY} \`[]\`.` });
 const FirstParty = Type.Boolean({ description: `True: the shop's own app, which never asks the user's consent; false (default): a third-party app, which does. ${APP_ONLY} false.` });
-const LogoUri = Type.Union([Type.String({ minLength: 1, maxLength: 2000, description: 'An https URL.' }), Type.Null()], { description: `The app's logo on the consent page: an https URL, or null (default). ${APP_ONLY} null.` });
+const LogoUri = Type.Union([Type.String({ minLength: 1, maxLength: 2000, description: 'An https URL in its normal form (as for a redirect URI).' }), Type.Null()], { description: `The app's logo on the consent page: an https URL, or null (default). ${APP_ONLY} null.` });
 const IdTokenAlgorithmSchema = StringEnum(['RS256', 'EdDSA'], { description: `How the app's ID tokens are signed: \`RS256\` (default) or \`EdDSA\`. ${APP_ONLY} null (it gets no ID token).` });
 
 /** The fields only apps have, in the order the API shows them. */

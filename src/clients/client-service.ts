@@ -8,7 +8,7 @@ import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashClientSecret, newClientSecret, PREFIX_LENGTH } from '../sessions/client-secrets.js';
 import { deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
-import type { ClientPatch, CreateClientInput } from './client-schemas.js';
+import { APP_FIELDS, type ClientPatch, type CreateClientInput } from './client-schemas.js';
 import { assertCreatable, assertPatchable } from './client-type-rules.js';
 
 /** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
@@ -17,7 +17,8 @@ export { noteClientUsed } from './client-repository.js';
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
 
-const FIELDS = ['name', 'description', 'scopes', 'status', 'rate_limit', 'redirect_uris', 'post_logout_redirect_uris', 'first_party', 'logo_uri', 'id_token_signed_response_alg'] as const;
+/** The settings every client has (as in v3), then an app's. */
+const FIELDS = ['name', 'description', 'scopes', 'status', 'rate_limit', ...APP_FIELDS] as const;
 /** What a client's events show of it: every setting (a service client's app fields at their empty values), never a secret. */
 const settingsOf = (client: ApiClientRow) => ({
   name: client.name,

@@ -1,6 +1,7 @@
 import type { ClientType } from '../db/tables.js';
 import { AppError, type FieldProblem } from '../http/errors.js';
-import { APP_FIELDS, SIGN_IN_SCOPE_NAMES, type ClientPatch, type CreateClientInput } from './client-schemas.js';
+import { SIGN_IN_SCOPE_NAMES } from '../sessions/access-rule.js';
+import { APP_FIELDS, type ClientPatch, type CreateClientInput } from './client-schemas.js';
 import { refuseLogoUri, refuseRedirectUri } from './redirect-uri-rules.js';
 
 const SIGN_IN_SCOPE_SET: ReadonlySet<string> = new Set(SIGN_IN_SCOPE_NAMES);

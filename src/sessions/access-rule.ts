@@ -20,6 +20,21 @@ export const SCOPES = {
 export type Scope = keyof typeof SCOPES;
 export const SCOPE_NAMES = Object.keys(SCOPES) as Scope[];
 
+/**
+ * The scopes only an app may hold (API.md section 18): what it may ask a user to grant when it
+ * signs the user in. They open no operation of an API client of its own.
+ */
+export const SIGN_IN_SCOPES = {
+  openid: "sign the user in (OpenID Connect): an ID token and the user's id",
+  profile: "the user's name",
+  email: "the user's email address and whether it is verified",
+  phone: "the user's phone number",
+  offline_access: 'a refresh token, to stay signed in',
+  account: "the user's own routes (profile, sessions, own ledger and exports)",
+} as const;
+export type SignInScope = keyof typeof SIGN_IN_SCOPES;
+export const SIGN_IN_SCOPE_NAMES = Object.keys(SIGN_IN_SCOPES) as SignInScope[];
+
 export const ANY_ROLE: readonly Role[] = ['user', 'manager', 'admin'];
 export const STAFF: readonly Role[] = ['manager', 'admin'];
 export const ADMIN: readonly Role[] = ['admin'];
