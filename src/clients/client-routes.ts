@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiClientRow } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
-import { notFound } from '../http/errors.js';
+import { toAppError } from '../http/error-handler.js';
+import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { listPage, PageQuery, PageSchema } from '../http/pagination.js';
 import { IfMatchHeaders, setEtag } from '../http/preconditions.js';
 import { notModifiedReply, problemResponses, resourceReply } from '../http/problem-schema.js';
@@ -13,12 +14,27 @@ import type { Access } from '../sessions/admission.js';
 import { clientById, clientsPage, countClients, secretsOfClients } from './client-repository.js';
 import { toClientResponse, toSecretResponse } from './client-response.js';
 import { ClientSchema, CreateClientBody, CreatedClientSchema, CreatedSecretSchema, NewSecretBody, PatchClientBody, SecretParams, SIGN_IN_SCOPE_LIST } from './client-schemas.js';
+import { creationProblems, patchProblems } from './client-type-rules.js';
 import { createClient, DEFAULT_OVERLAP_SECONDS, deleteClient, deleteSecret, patchClient, rollSecret } from './client-service.js';
 
 /** API clients are an admin's to manage, never another client's; every change needs a fresh second factor. */
 const ADMINS = { roles: ADMIN } as const;
 const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
 const ClientReply = Type.Ref(ClientSchema);
+
+/**
+ * A body that broke its schema is refused with the problems of its type's rules joined to the
+ * schema's, so one reply lists every problem (API.md section 1): the routes that have such rules
+ * take the schema's problems as data (`attachValidation`) and refuse here, before the handler.
+ */
+async function refuseBrokenBody(request: FastifyRequest, ruleProblems: () => Promise<FieldProblem[]>): Promise<void> {
+  const broken = request.validationError as (FastifyError & { validationContext?: string }) | undefined;
+  if (!broken) return;
+  const error = toAppError(broken, request.id);
+  if (broken.validationContext !== 'body' || error.code !== 'validation_failed') throw error;
+  throw new AppError('validation_failed', error.detail, [...(error.errors ?? []), ...(await ruleProblems())]);
+}
+const sentBody = (request: FastifyRequest) => (typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {});
 
 /** API.md section 11: the clients other services call the API as. */
 export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -37,6 +53,8 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '',
     {
       config: { access: ADMINS_STEPPED_UP, noStore: true },
+      attachValidation: true,
+      preHandler: async (request) => refuseBrokenBody(request, async () => creationProblems(sentBody(request))),
       schema: {
         operationId: 'createClient',
         tags: ['clients'],
@@ -114,6 +132,13 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id',
     {
       config: { access: ADMINS_STEPPED_UP },
+      attachValidation: true,
+      // The client's type decides its rules: read (the caller admitted) only when the body broke its schema.
+      preHandler: async (request) =>
+        refuseBrokenBody(request, async () => {
+          const [client] = await request.access.read(clientById, (request.params as { id: string }).id);
+          return client ? patchProblems(client.type, sentBody(request)) : [];
+        }),
       schema: {
         operationId: 'patchClient',
         tags: ['clients'],
@@ -124,7 +149,9 @@ export const clientRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'disabled stay refused when it is enabled again, and those issued after it is enabled again work at once. `type` is ' +
           'set at creation only: here it is 400 `validation_failed`, as any field the body may not hold. An app\'s ' +
           '`redirect_uris`, `post_logout_redirect_uris` (each list replaced whole), `first_party`, `logo_uri` and ' +
-          '`id_token_signed_response_alg` follow the rules of POST /api/clients; a service client may hold none of them.',
+          '`id_token_signed_response_alg` follow the rules of POST /api/clients; a service client may hold none of them. A 400 lists ' +
+          'every problem of the body, its schema\'s and its client type\'s together, and comes before If-Match (a stale tag is 412 ' +
+          'only for a body that is right).',
         params: IdParams,
         headers: IfMatchHeaders,
         body: PatchClientBody,

@@ -80,8 +80,13 @@ export async function createClient(trx: Transaction<Database>, input: CreateClie
  * writes nothing (the version stays).
  */
 export async function patchClient(trx: Transaction<Database>, id: string, ifMatch: string | undefined, patch: ClientPatch, context: EventContext): Promise<ApiClientRow> {
-  const current = await lockForWrite(() => lockClient(trx, id), ifMatch, 'client');
-  assertPatchable(current.type, patch);
+  // The type's rules before If-Match: a refused body is 400 whatever the tag (a stale one too).
+  const lockAndCheck = async () => {
+    const row = await lockClient(trx, id);
+    if (row) assertPatchable(row.type, patch);
+    return row;
+  };
+  const current = await lockForWrite(lockAndCheck, ifMatch, 'client');
   const next = mergePatch(settingsOf(current), patch) as ReturnType<typeof settingsOf>;
   const change = {
     name: next.name,

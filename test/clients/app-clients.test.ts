@@ -271,6 +271,25 @@ describe('API clients of each type (apps)', () => {
     assert.equal((await storedRow(app.id)).version, 2, 'no refused patch changed anything');
   });
 
+  it("lists the schema's problems and the type's rules' in one reply; a PATCH's rules come before If-Match", async () => {
+    const created = await refusedCreate({ type: 'public', scopes: ['openid'], redirect_uris: ['http://shop.example.com/cb'], first_party: 'yes', colour: 'blue' });
+    assert.deepEqual(created.map((error) => error.path).sort(), ['/colour', '/first_party', '/redirect_uris/0']);
+    const service = await refusedCreate({ name: '', scopes: ['variants:read', 'openid'], logo_uri: 'https://cdn.example.com/logo.png' });
+    assert.deepEqual(service.map((error) => error.path).sort(), ['/logo_uri', '/name', '/scopes/1']);
+
+    const app = await createOk({ type: 'confidential', scopes: ['openid'], redirect_uris: [CALLBACK] });
+    const both = await patch(app.id, { redirect_uris: ['http://shop.example.com/cb'], first_party: 'yes' });
+    assert.equal(both.statusCode, 400, both.body);
+    assert.deepEqual(problemOf(both).errors?.map((error) => error.path).sort(), ['/first_party', '/redirect_uris/0']);
+    const stale = await patch(app.id, { redirect_uris: ['http://shop.example.com/cb'] }, { 'if-match': '"7"' });
+    assert.equal(stale.statusCode, 400, `a refused body is 400 whatever its tag: ${stale.body}`);
+    assert.deepEqual(problemOf(stale).errors?.map((error) => error.path), ['/redirect_uris/0']);
+    assert.equal((await patch(app.id, { first_party: true }, { 'if-match': '"7"' })).statusCode, 412, 'a good body with a stale tag stays 412');
+    const unknown = await patch(randomUUID(), { first_party: 'yes' });
+    assert.deepEqual([unknown.statusCode, problemOf(unknown).errors?.map((error) => error.path)], [400, ['/first_party']]);
+    assert.equal((await storedRow(app.id)).version, 1, 'nothing changed');
+  });
+
   it("sets an app's optional fields to their defaults with null in a PATCH ([], false, RS256, null)", async () => {
     const app = await createOk({ type: 'public', scopes: ['openid'], redirect_uris: [CALLBACK], post_logout_redirect_uris: ['https://shop.example.com/out'], first_party: true, logo_uri: 'https://cdn.example.com/a.png', id_token_signed_response_alg: 'EdDSA' });
     const cleared = await patch(app.id, { post_logout_redirect_uris: null, first_party: null, logo_uri: null, id_token_signed_response_alg: null }, { 'if-match': '"1"' });
