@@ -22,7 +22,7 @@ export function toClientResponse(row: ApiClientRow, secrets: ApiClientSecretRow[
     updated_at: row.updated_at.toISOString(),
     last_used_at: iso(row.last_used_at),
     secrets: secrets.filter((secret) => secret.client_id === row.id).map(toSecretResponse),
-    // A service client shows these at their empty values (API.md section 18): one shape for every type.
+    // A service client shows these at their empty values: one shape for every type, as the route descriptions say (a choice of this service).
     redirect_uris: row.redirect_uris,
     post_logout_redirect_uris: row.post_logout_redirect_uris,
     first_party: row.first_party,
