@@ -19,7 +19,7 @@ export const EnvironmentSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
-  JWT_ISSUER: Type.String({ minLength: 1, default: 'shop-accounts-service' }),
+  JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'shop-accounts-api' }),
   ACCESS_TOKEN_TTL: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   REFRESH_TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 31536000, default: 2592000 }),
@@ -186,7 +186,9 @@ export function buildConfig(environment: Environment): Config {
     dataDir,
     jwtSecret,
     signingKeyRotationDays: environment.SIGNING_KEY_ROTATION_DAYS,
-    jwtIssuer: environment.JWT_ISSUER,
+    // v4: the issuer of the authorization server is where it is reached (OpenID Connect Discovery
+    // requires the two to match), so by default it is PUBLIC_URL.
+    jwtIssuer: environment.JWT_ISSUER ?? publicUrl,
     jwtAudience: environment.JWT_AUDIENCE,
     accessTokenTtlSeconds: environment.ACCESS_TOKEN_TTL,
     refreshTokenTtlSeconds: environment.REFRESH_TOKEN_TTL,

@@ -34,6 +34,8 @@ describe('configuration', () => {
     assert.equal(config.databaseStatementTimeoutMs, 5000);
     assert.equal(config.requestTimeoutMs, 30000);
     assert.equal(config.publicUrl, 'http://127.0.0.1:3000');
+    assert.equal(config.jwtIssuer, 'http://127.0.0.1:3000', 'the issuer is PUBLIC_URL unless JWT_ISSUER says otherwise');
+    assert.equal(buildConfig(parseEnvironment({ PUBLIC_URL: 'https://shop.example/accounts/' })).jwtIssuer, 'https://shop.example/accounts', 'without the trailing slash');
     assert.equal(config.eventRetentionDays, 365);
     assert.equal(config.mfaFailureLimit, 10);
   });

@@ -2,10 +2,14 @@
 // secret: fetch the public keys once (jose caches and refreshes them), then verify locally.
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
-export function accessTokenVerifier(serviceUrl, { issuer = 'shop-accounts-service', audience = 'shop-accounts-api' } = {}) {
+// The issuer (JWT_ISSUER, by default the service's PUBLIC_URL) is read once from the service's
+// RFC 8414 metadata unless given.
+export function accessTokenVerifier(serviceUrl, { issuer, audience = 'shop-accounts-api' } = {}) {
   const keys = createRemoteJWKSet(new URL('/.well-known/jwks.json', serviceUrl));
+  let expectedIssuer = issuer;
   return async (token, { scope } = {}) => {
-    const { payload, protectedHeader } = await jwtVerify(token, keys, { issuer, audience, algorithms: ['EdDSA'], typ: 'at+jwt' });
+    expectedIssuer ??= (await (await fetch(new URL('/.well-known/oauth-authorization-server', serviceUrl))).json()).issuer;
+    const { payload, protectedHeader } = await jwtVerify(token, keys, { issuer: expectedIssuer, audience, algorithms: ['EdDSA'], typ: 'at+jwt' });
     if (payload.client_id !== undefined) {
       // An API client's token (client credentials grant): no session, the scopes it was granted.
       const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];

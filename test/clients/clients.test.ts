@@ -111,7 +111,7 @@ describe('API clients', () => {
     await assert.rejects(accessTokenVerifier(base)(granted.access_token, { scope: 'variants:write' }), /lacks the scope/);
 
     // A real OAuth client library (openid-client), over HTTP.
-    const configuration = new oauth.Configuration({ issuer: 'shop-accounts-service', token_endpoint: `${base}/api/oauth/token` }, client.id, client.secret);
+    const configuration = new oauth.Configuration({ issuer: testApp.config.jwtIssuer, token_endpoint: `${base}/api/oauth/token` }, client.id, client.secret);
     oauth.allowInsecureRequests(configuration);
     const fromLibrary = await oauth.clientCredentialsGrant(configuration, { scope: 'reservations:write' });
     assert.equal(fromLibrary.scope, 'reservations:write');

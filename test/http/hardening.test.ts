@@ -79,7 +79,7 @@ describe('hardening: bad input never reaches the database', () => {
   it('refuses tokens without iss or aud, issued in the future, or naming a non-UUID subject, with 401 invalid_token', async () => {
     const { app } = testApp;
     const now = Math.floor(Date.now() / 1000);
-    const claims = { sub: admin.id, sid: decodeJwt(admin.accessToken).payload.sid, jti: randomUUID(), iat: now, exp: now + 600, iss: 'shop-accounts-service', aud: 'shop-accounts-api' };
+    const claims = { sub: admin.id, sid: decodeJwt(admin.accessToken).payload.sid, jti: randomUUID(), iat: now, exp: now + 600, iss: testApp.config.jwtIssuer, aud: 'shop-accounts-api' };
     const header = { alg: 'HS256', typ: 'at+jwt' };
     const accepted = forgeJwt(header, claims, JWT_SECRET);
     assert.equal((await app.inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${accepted}` } })).statusCode, 200);

@@ -33,7 +33,7 @@ describe('signing keys and the JWKS', () => {
     const set = await jwks();
     assert.deepEqual(set.keys.map((key) => key.kid), [header.kid]);
     assert.deepEqual(Object.keys(set.keys[0]!).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x'], 'public parts only');
-    const { payload } = await jwtVerify(admin.accessToken, createLocalJWKSet(set as never), { issuer: 'shop-accounts-service', audience: 'shop-accounts-api' });
+    const { payload } = await jwtVerify(admin.accessToken, createLocalJWKSet(set as never), { issuer: testApp.config.jwtIssuer, audience: 'shop-accounts-api' });
     assert.equal(payload.sub, admin.id);
   });
 
