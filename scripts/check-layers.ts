@@ -35,10 +35,10 @@ const REPOSITORY_IMPORTS_ALLOWED: Record<string, string> = {
   'variants/variant-stock-routes.ts -> inventory/stock-repository.ts': 'whether the variant exists, beside the caller (variantKey)',
 };
 
-const files = readdirSync(SOURCE, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+const files = readdirSync(SOURCE, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file));
 const folderOf = (file: string) => {
   const [first, ...rest] = file.split(path.sep);
-  return rest.length === 0 ? first!.replace(/\.(ts|js)$/, '') : first!;
+  return rest.length === 0 ? first!.replace(/\.(tsx?|js)$/, '') : first!;
 };
 
 const edges = new Map<string, Map<string, string[]>>();

@@ -1,0 +1,49 @@
+import type { ComponentChildren } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import { message } from './page-messages.js';
+import type { PageLocale } from './page-locale.js';
+
+export interface Brand {
+  /** SIGNIN_BRAND_NAME */
+  name: string;
+  /** SIGNIN_LOGO_URL */
+  logoUrl: string | undefined;
+}
+
+export interface PageFrame {
+  locale: PageLocale;
+  brand: Brand;
+  /** The page's heading, also its title after the brand's name. */
+  heading: string;
+  children?: ComponentChildren;
+}
+
+/**
+ * A hosted page's HTML: one heading, the brand's logo, a main landmark the skip link leads to,
+ * and the stylesheet and scripts from this origin only (the policy of page-policy.ts allows no
+ * inline script or style). Preact escapes every value put into it.
+ */
+export function renderPage({ locale, brand, heading, children }: PageFrame): string {
+  const body = renderToString(
+    <html lang={locale}>
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{`${heading} · ${brand.name}`}</title>
+        <link rel="stylesheet" href="/oauth/assets/pages.css" />
+      </head>
+      <body>
+        <a class="skip" href="#content">
+          {message(locale, 'page.skipToContent')}
+        </a>
+        <header>{brand.logoUrl === undefined ? <p class="brand">{brand.name}</p> : <img class="brand" src={brand.logoUrl} alt={brand.name} />}</header>
+        <main id="content" tabIndex={-1}>
+          <h1>{heading}</h1>
+          {children}
+        </main>
+      </body>
+    </html>,
+  );
+  return `<!doctype html>${body}`;
+}

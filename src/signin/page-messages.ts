@@ -1,0 +1,123 @@
+import { IntlMessageFormat } from 'intl-messageformat';
+import type { PageLocale } from './page-locale.js';
+
+/**
+ * The English catalogue of the hosted pages, in ICU MessageFormat. Every other language has
+ * exactly these keys (the type below holds them to it), so a page never shows a key.
+ */
+const english = {
+  'page.skipToContent': 'Skip to the form',
+  'field.email': 'Email',
+  'field.password': 'Password',
+  'field.newPassword': 'New password',
+  'field.name': 'Name',
+  'field.code': 'Code',
+  'field.recoveryCode': 'Recovery code',
+  'signIn.title': 'Sign in to {brand}',
+  'signIn.continue': 'Continue',
+  'signIn.withPassword': 'Sign in',
+  'signIn.sendCode': 'Email me a code',
+  'signIn.withCode': 'Sign in with the code',
+  'signIn.withPasskey': 'Sign in with a passkey',
+  'signIn.codeSent': 'If {email} can sign in here, a code is on its way to it. It is good for {minutes, plural, one {# minute} other {# minutes}}.',
+  'signIn.failed': 'The email, password or code is not right.',
+  'signIn.forgotPassword': 'Forgotten your password?',
+  'signIn.createAccount': 'Create an account',
+  'secondFactor.title': 'Confirm it is you',
+  'secondFactor.totp': 'Enter the code from your authenticator app.',
+  'secondFactor.useRecoveryCode': 'Use a recovery code instead',
+  'secondFactor.failed': 'The code is not right.',
+  'createAccount.title': 'Create your {brand} account',
+  'createAccount.submit': 'Create account',
+  'forgotPassword.title': 'Reset your password',
+  'forgotPassword.sent': 'If {email} has an account, a link to reset its password is on its way.',
+  'consent.title': '{app} wants to use your {brand} account',
+  'consent.intro': 'If you allow it, {app} can:',
+  'consent.allow': 'Allow',
+  'consent.deny': 'Deny',
+  'scope.openid': 'Know who you are',
+  'scope.profile': 'See your name',
+  'scope.email': 'See your email address',
+  'scope.phone': 'See your phone number',
+  'scope.offline_access': 'Stay signed in when you are not using it',
+  'scope.account': 'See and change your account, sessions and store credit history',
+  'scope.other': 'Use {scope} in your name',
+  'signedOut.title': 'You are signed out',
+  'signOut.title': 'Sign out of {brand}?',
+  'signOut.submit': 'Sign out',
+  'error.title': 'Something is not right',
+  'error.unknownApp': 'This sign-in link names an app that is not registered here.',
+  'error.badRedirect': 'This sign-in link would send you somewhere the app did not register. Nothing was sent.',
+  'error.forbidden': 'This form expired or came from another site. Go back, reload the page and try again.',
+  'error.tryAgain': 'Go back to the app and start again.',
+} as const;
+
+export type MessageKey = keyof typeof english;
+export type MessageValues = Record<string, string | number>;
+
+const german: Record<MessageKey, string> = {
+  'page.skipToContent': 'Zum Formular springen',
+  'field.email': 'E-Mail',
+  'field.password': 'Passwort',
+  'field.newPassword': 'Neues Passwort',
+  'field.name': 'Name',
+  'field.code': 'Code',
+  'field.recoveryCode': 'Wiederherstellungscode',
+  'signIn.title': 'Bei {brand} anmelden',
+  'signIn.continue': 'Weiter',
+  'signIn.withPassword': 'Anmelden',
+  'signIn.sendCode': 'Code per E-Mail senden',
+  'signIn.withCode': 'Mit dem Code anmelden',
+  'signIn.withPasskey': 'Mit einem Passkey anmelden',
+  'signIn.codeSent': 'Wenn sich {email} hier anmelden kann, ist ein Code dorthin unterwegs. Er gilt {minutes, plural, one {# Minute} other {# Minuten}}.',
+  'signIn.failed': 'E-Mail, Passwort oder Code stimmen nicht.',
+  'signIn.forgotPassword': 'Passwort vergessen?',
+  'signIn.createAccount': 'Konto erstellen',
+  'secondFactor.title': 'Bestätigen Sie, dass Sie es sind',
+  'secondFactor.totp': 'Geben Sie den Code aus Ihrer Authenticator-App ein.',
+  'secondFactor.useRecoveryCode': 'Stattdessen einen Wiederherstellungscode verwenden',
+  'secondFactor.failed': 'Der Code stimmt nicht.',
+  'createAccount.title': 'Ihr {brand}-Konto erstellen',
+  'createAccount.submit': 'Konto erstellen',
+  'forgotPassword.title': 'Passwort zurücksetzen',
+  'forgotPassword.sent': 'Wenn {email} ein Konto hat, ist ein Link zum Zurücksetzen des Passworts unterwegs.',
+  'consent.title': '{app} möchte Ihr {brand}-Konto verwenden',
+  'consent.intro': 'Wenn Sie zustimmen, kann {app}:',
+  'consent.allow': 'Zulassen',
+  'consent.deny': 'Ablehnen',
+  'scope.openid': 'wissen, wer Sie sind',
+  'scope.profile': 'Ihren Namen sehen',
+  'scope.email': 'Ihre E-Mail-Adresse sehen',
+  'scope.phone': 'Ihre Telefonnummer sehen',
+  'scope.offline_access': 'angemeldet bleiben, auch wenn Sie die App nicht nutzen',
+  'scope.account': 'Ihr Konto, Ihre Sitzungen und Ihr Guthabenkonto sehen und ändern',
+  'scope.other': '{scope} in Ihrem Namen nutzen',
+  'signedOut.title': 'Sie sind abgemeldet',
+  'signOut.title': 'Von {brand} abmelden?',
+  'signOut.submit': 'Abmelden',
+  'error.title': 'Etwas stimmt nicht',
+  'error.unknownApp': 'Dieser Anmeldelink nennt eine App, die hier nicht registriert ist.',
+  'error.badRedirect': 'Dieser Anmeldelink würde Sie an eine Adresse schicken, die die App nicht registriert hat. Es wurde nichts gesendet.',
+  'error.forbidden': 'Dieses Formular ist abgelaufen oder kam von einer anderen Website. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
+  'error.tryAgain': 'Gehen Sie zurück zur App und beginnen Sie von vorn.',
+};
+
+const CATALOGUES: Record<PageLocale, Record<MessageKey, string>> = { en: english, de: german };
+
+/** Compiled messages, by locale and key: the catalogues are fixed, so each compiles once. */
+const compiled = new Map<string, IntlMessageFormat>();
+
+/** The catalogue's text for `key` in `locale`, with `values` put in (numbers and plurals as the locale writes them). */
+export function message(locale: PageLocale, key: MessageKey, values?: MessageValues): string {
+  const cacheKey = `${locale}\u0000${key}`;
+  let format = compiled.get(cacheKey);
+  if (format === undefined) {
+    format = new IntlMessageFormat(CATALOGUES[locale][key], locale);
+    compiled.set(cacheKey, format);
+  }
+  return String(format.format(values));
+}
+
+/** Every key of the catalogues, for the test that holds each language to all of them. */
+export const MESSAGE_KEYS = Object.keys(english) as MessageKey[];
+export const catalogueOf = (locale: PageLocale): Readonly<Record<MessageKey, string>> => CATALOGUES[locale];
