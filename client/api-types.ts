@@ -69,14 +69,14 @@ export interface paths {
         };
         /**
          * The caller
-         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token acts for its user with the scope `account`.
          */
         get: operations["getProfile"];
         /**
          * Replace the caller's name, email and phone
          * @description A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in 24 hours (429). A body that keeps the email may carry `current_password`, which must then be right. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
-         *     Who: any user; users only (API clients are refused).
+         *     Who: any user; users only (API clients are refused). An app's token acts for its user with the scope `account`.
          */
         put: operations["replaceProfile"];
         post?: never;
@@ -84,7 +84,7 @@ export interface paths {
          * Delete the caller's own account
          * @description Needs the current `password` (403 `wrong_password`). The account is deleted as an admin's DELETE /api/users/{id} would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after `DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
-         *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         delete: operations["deleteProfile"];
         options?: never;
@@ -93,7 +93,7 @@ export interface paths {
          * Change some of the caller's name, email and phone (JSON merge patch)
          * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. Changing `email` needs `current_password`, as for PUT. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
-         *     Who: any user; users only (API clients are refused).
+         *     Who: any user; users only (API clients are refused). An app's token acts for its user with the scope `account`.
          */
         patch: operations["patchProfile"];
         trace?: never;
@@ -110,7 +110,7 @@ export interface paths {
          * Change the caller's password
          * @description Returns a new token pair; every other refresh token and every older access token of the caller stop working. A `new_password` equal to the current one is a 400; a wrong `current_password` is 403 `wrong_password`. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
          *
-         *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         put: operations["changePassword"];
         post?: never;
@@ -131,7 +131,7 @@ export interface paths {
          * List users, newest first (manager, admin)
          * @description `q` matches a case-insensitive substring of email or name. Deleted users are never listed.
          *
-         *     Who: manager, admin; API clients with scope `users:read`.
+         *     Who: manager, admin; API clients with scope `users:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listUsers"];
         put?: never;
@@ -151,7 +151,7 @@ export interface paths {
         };
         /**
          * One user (manager, admin, or the user itself)
-         * @description Who: manager, admin, or the user itself; API clients with scope `users:read`.
+         * @description Who: manager, admin, or the user itself; API clients with scope `users:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getUser"];
         put?: never;
@@ -160,7 +160,7 @@ export interface paths {
          * Soft-delete a user (admin)
          * @description The user is 404 from then on, gone from lists, its email free again and its sessions ended; its ledger is kept. Refused with 409 `last_admin` when it would leave no active admin. `reason` is recorded with the change.
          *
-         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token acts for its user with the scope above, where the user's role allows.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -180,7 +180,7 @@ export interface paths {
          * Change a user's role (admin)
          * @description Refused with 409 `last_admin` when it would leave no active admin.
          *
-         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token acts for its user with the scope above, where the user's role allows.
          */
         put: operations["changeRole"];
         post?: never;
@@ -202,7 +202,7 @@ export interface paths {
          * Suspend or reactivate a user (admin)
          * @description A suspension ends every session of the user: its tokens get 403 `account_suspended` while it lasts, and 401 after. Refused with 409 `last_admin` when it would leave no active admin.
          *
-         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; API clients with scope `users:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token acts for its user with the scope above, where the user's role allows.
          */
         put: operations["changeStatus"];
         post?: never;
@@ -224,7 +224,7 @@ export interface paths {
          * Change a user's store-credit balance (admin)
          * @description `delta` adds atomically; `balance` sets. Every change, a set to the same value included, writes a ledger entry in the same transaction. Below zero: 409 `insufficient_funds`; above 1e15: 400 `validation_failed`.
          *
-         *     Who: admin; API clients with scope `balance:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; API clients with scope `balance:write`. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token acts for its user with the scope above, where the user's role allows.
          */
         put: operations["changeBalance"];
         post?: never;
@@ -245,7 +245,7 @@ export interface paths {
          * A user's balance ledger, newest first (admin, or the user itself)
          * @description An admin can still read the ledger of a deleted user.
          *
-         *     Who: admin, or the user itself; API clients with scope `balance:read`.
+         *     Who: admin, or the user itself; API clients with scope `balance:read`. An app's token acts for its user with the scope `account` (for its user only) or the scope above, where the role allows.
          */
         get: operations["listLedgerEntries"];
         put?: never;
@@ -489,7 +489,7 @@ export interface paths {
         };
         /**
          * The caller's open sessions, newest first
-         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token acts for its user with the scope `account`.
          */
         get: operations["listMySessions"];
         put?: never;
@@ -514,7 +514,7 @@ export interface paths {
          * End one of the caller’s sessions
          * @description Its refresh tokens stop working, and its access tokens on their next request. Another user’s session is 404.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token acts for its user with the scope `account`.
          */
         delete: operations["endMySession"];
         options?: never;
@@ -553,7 +553,7 @@ export interface paths {
         };
         /**
          * The signing keys (admin); never a private key
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listSigningKeys"];
         put?: never;
@@ -577,7 +577,7 @@ export interface paths {
          * Rotate the signing key (admin)
          * @description The new key signs from now on; the old one stays published and accepted until its tokens have expired. No body.
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["rotateSigningKey"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         };
         /**
          * The caller's second factors
-         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         * @description Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["getMyMfa"];
         put?: never;
@@ -619,7 +619,7 @@ export interface paths {
          * Add an authenticator app (TOTP); it works once confirmed
          * @description The reply carries the secret (base32 of 20 random bytes) and the `otpauth://` URL to show as a QR code; the factor counts once POST /api/auth/mfa/totp/{id}/confirm took a code of it. Unconfirmed factors are dropped after a day. A user has at most 20 factors, unconfirmed ones included (409 `too_many_factors` beyond).
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["startTotp"];
         delete?: never;
@@ -641,7 +641,7 @@ export interface paths {
          * Confirm an authenticator app with a code it shows
          * @description The code (current step, or one either side) is spent. The user's first factor counts as the session's second factor verified now and brings `recovery_codes`, shown this once; confirming a later factor leaves `mfa_verified_at` as it was. 404 for a factor that is not the caller's unconfirmed TOTP factor.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["confirmTotp"];
         delete?: never;
@@ -663,7 +663,7 @@ export interface paths {
          * Options to create a passkey
          * @description Attestation `none`, user verification preferred, the caller’s passkeys excluded. The challenge is good for 5 minutes, once, in this session. No body. A user has at most 20 factors (409 `too_many_factors` beyond).
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["startPasskeyRegistration"];
         delete?: never;
@@ -685,7 +685,7 @@ export interface paths {
          * Register a passkey
          * @description The response must answer a challenge of this session’s registration options, which it spends whether or not it verifies (400 `invalid_mfa_code`, also for a passkey registered already). The user's first factor counts as the session's second factor verified now and brings `recovery_codes`, shown this once; a later one leaves `mfa_verified_at` as it was.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["registerPasskey"];
         delete?: never;
@@ -705,7 +705,7 @@ export interface paths {
          * One of the caller’s factors (an unconfirmed one too: the Location of its creation)
          * @description Never a secret. Another user’s factor is 404.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["getMyFactor"];
         put?: never;
@@ -714,7 +714,7 @@ export interface paths {
          * Remove one of the caller’s factors
          * @description With the last factor go the recovery codes; the last factor of a user whose role requires one stays (409 `last_factor`). Removing a confirmed factor ends the user’s other sessions, and any login waiting for its second step; the session making the request stays. Another user’s factor is 404.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         delete: operations["removeMyFactor"];
         options?: never;
@@ -735,7 +735,7 @@ export interface paths {
          * A new set of 10 recovery codes; the old set is void
          * @description Shown this once. 404 for a user without a second factor (recovery codes come with the first). No body.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["newRecoveryCodes"];
         delete?: never;
@@ -757,7 +757,7 @@ export interface paths {
          * Options to prove a passkey: at login (with the mfa_token) or for step-up (with an access token)
          * @description The challenge is good for 5 minutes, tied to that `mfa_token` or to the session of the access token, and spent by the first assertion that uses it, good or bad. 401 `invalid_mfa_token` for an `mfa_token` that is not live; 401 `unauthenticated` with neither an `mfa_token` nor an access token; 404 for a user without a passkey.
          *
-         *     No token needed with an `mfa_token`; with a token: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     No token needed with an `mfa_token`; with a token: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["startPasskeyAssertion"];
         delete?: never;
@@ -779,7 +779,7 @@ export interface paths {
          * Step-up: verify the second factor in this session
          * @description The session making the request counts as having verified its second factor now, for MFA_STEP_UP_MAX_AGE seconds; no other session is touched. A passkey’s assertion must answer a challenge of this session. Rate-limited like logins (per address and account under LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong codes in a row of the user, here and at logins, lock its second-factor checks: every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (a lock a day or more after the last one ended is a first one again); the user gets an email at each lock.
          *
-         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added.
+         *     Who: any user; users only (API clients are refused). Open to a user whose role requires a second factor before one is added. An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["verifySecondFactor"];
         delete?: never;
@@ -843,7 +843,7 @@ export interface paths {
          * Reservations, newest first (manager, admin)
          * @description `reference` (exact) and `status` filter; both combine.
          *
-         *     Who: manager, admin; API clients with scope `inventory:read`.
+         *     Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listReservations"];
         put?: never;
@@ -851,7 +851,7 @@ export interface paths {
          * Hold units of one or more variants, all or nothing (manager, admin)
          * @description Needs `available` >= `quantity` on every line, checked under the rows' locks, and adds the quantities to `reserved`. Lines that fall short are each listed in a 409 `insufficient_stock`; a line naming no variant is a 404 with its path. Unless committed or released, the reservation expires within 10 s after `expires_at` and its units are available again.
          *
-         *     Who: manager, admin; API clients with scope `reservations:write`.
+         *     Who: manager, admin; API clients with scope `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["createReservation"];
         delete?: never;
@@ -869,7 +869,7 @@ export interface paths {
         };
         /**
          * One reservation (manager, admin)
-         * @description Who: manager, admin; API clients with scope `inventory:read` or `reservations:write`.
+         * @description Who: manager, admin; API clients with scope `inventory:read` or `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getReservation"];
         put?: never;
@@ -891,7 +891,7 @@ export interface paths {
          * The active reservations holding units of a variant, newest first (manager, admin)
          * @description Their quantities add up to the variant's `reserved`. 404 for an unknown variant.
          *
-         *     Who: manager, admin; API clients with scope `inventory:read`.
+         *     Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listVariantReservations"];
         put?: never;
@@ -915,7 +915,7 @@ export interface paths {
          * Commit a reservation: its units leave the stock (manager, admin)
          * @description Takes the quantities off `stock` and `reserved` and writes a movement per line (reason `reservation committed`, the reservation's `reference`). Repeating it answers 200 with the reservation unchanged; a reservation in another state (expired included, also one whose `expires_at` has passed) is 409 `reservation_closed`. No body.
          *
-         *     Who: manager, admin; API clients with scope `reservations:write`.
+         *     Who: manager, admin; API clients with scope `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["commitReservation"];
         delete?: never;
@@ -937,7 +937,7 @@ export interface paths {
          * Release a reservation: its units are available again (manager, admin)
          * @description Takes the quantities off `reserved`. Repeating it answers 200 with the reservation unchanged; a reservation in another state (expired included, also one whose `expires_at` has passed) is 409 `reservation_closed`. No body.
          *
-         *     Who: manager, admin; API clients with scope `reservations:write`.
+         *     Who: manager, admin; API clients with scope `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["releaseReservation"];
         delete?: never;
@@ -957,7 +957,7 @@ export interface paths {
          * Browse and search variants, newest first
          * @description `q` matches a case-insensitive substring of SKU or name; `in_stock=true` keeps variants with units available.
          *
-         *     Who: any user; API clients with scope `variants:read`.
+         *     Who: any user; API clients with scope `variants:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listVariants"];
         put?: never;
@@ -965,7 +965,7 @@ export interface paths {
          * Create a variant; the service picks its id (manager, admin)
          * @description 409 `sku_taken` (SKU taken, any case) or `duplicate_attributes` (same product, equal attributes).
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["createVariant"];
         delete?: never;
@@ -987,7 +987,7 @@ export interface paths {
          * Create, replace and delete up to 100 variants in one transaction (manager, admin)
          * @description All or nothing. The first operation that fails stops the batch with the status and code its single call would give, and `errors[0].path` names it (`/operations/3`); a request that breaks the schema is a 400 whose paths point into it (`/operations/3/variant/sku`). Bodies up to 256 KiB.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["batchVariants"];
         delete?: never;
@@ -1007,7 +1007,7 @@ export interface paths {
          * A product's variants, oldest first
          * @description An unknown product gives an empty page.
          *
-         *     Who: any user; API clients with scope `variants:read`.
+         *     Who: any user; API clients with scope `variants:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listProductVariants"];
         put?: never;
@@ -1027,7 +1027,7 @@ export interface paths {
         };
         /**
          * A variant by SKU, in any letter case
-         * @description Who: any user; API clients with scope `variants:read`.
+         * @description Who: any user; API clients with scope `variants:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getVariantBySku"];
         put?: never;
@@ -1047,28 +1047,28 @@ export interface paths {
         };
         /**
          * A variant by id
-         * @description Who: any user; API clients with scope `variants:read`.
+         * @description Who: any user; API clients with scope `variants:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getVariant"];
         /**
          * Replace a variant (manager, admin)
          * @description Same body as POST; `stock` and `attributes` left out become 0 and {}. The variant may move to another product. A change of `stock` writes a movement (reason `variant updated`) and records `variant.stock_changed`; `variant.updated` records only the other fields; the version moves by one either way.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         put: operations["replaceVariant"];
         /**
          * Create a variant under a client-chosen UUID (manager, admin)
          * @description 409 `variant_exists` (id taken), `sku_taken` (SKU taken, any case) or `duplicate_attributes` (same product, equal attributes); a taken id is reported first.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["createVariantWithId"];
         /**
          * Delete a variant for good (manager, admin)
          * @description Its id and SKU may be used again.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         delete: operations["deleteVariant"];
         options?: never;
@@ -1077,7 +1077,7 @@ export interface paths {
          * Change some fields of a variant (JSON merge patch; manager, admin)
          * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. A change of `stock` writes a movement and records `variant.stock_changed`; `variant.updated` records only the other fields.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         patch: operations["patchVariant"];
         trace?: never;
@@ -1094,7 +1094,7 @@ export interface paths {
          * Move a variant's stock by a delta, or set it (manager, admin)
          * @description Writes one stock movement and moves the version. Below `reserved`: 409 `insufficient_stock`; above 1e9: 400. A set to the same value writes a movement with delta 0.
          *
-         *     Who: manager, admin; API clients with scope `inventory:write`.
+         *     Who: manager, admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         put: operations["changeStock"];
         post?: never;
@@ -1113,7 +1113,7 @@ export interface paths {
         };
         /**
          * A variant's stock movements, newest first (manager, admin)
-         * @description Who: manager, admin; API clients with scope `inventory:read`.
+         * @description Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listStockMovements"];
         put?: never;
@@ -1137,7 +1137,7 @@ export interface paths {
          * Move the stock of several variants at once, all or nothing (manager, admin)
          * @description A line naming no variant is 404 with its path; lines that would go below `reserved` are 409 `insufficient_stock`, each listed in `errors`. The reply lists the variants in the order of the lines.
          *
-         *     Who: manager, admin; API clients with scope `inventory:write`.
+         *     Who: manager, admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["adjustStock"];
         delete?: never;
@@ -1157,7 +1157,7 @@ export interface paths {
          * The audit log, newest first (admin)
          * @description Every committed change, once per subject. Filters combine; `since` is inclusive and `until` exclusive.
          *
-         *     Who: admin; API clients with scope `events:read`.
+         *     Who: admin; API clients with scope `events:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1177,7 +1177,7 @@ export interface paths {
         };
         /**
          * One event (admin)
-         * @description Who: admin; API clients with scope `events:read`.
+         * @description Who: admin; API clients with scope `events:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getEvent"];
         put?: never;
@@ -1197,13 +1197,13 @@ export interface paths {
         };
         /**
          * The webhooks, newest first (admin); no secrets
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Subscribe a URL to events (admin); the reply shows its secret once
-         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1221,18 +1221,18 @@ export interface paths {
         };
         /**
          * One webhook (admin); no secret
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["getWebhook"];
         /**
          * Replace a webhook, or enable or disable it (admin)
-         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         put: operations["replaceWebhook"];
         post?: never;
         /**
          * Delete a webhook and its deliveries (admin)
-         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         * @description Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -1249,7 +1249,7 @@ export interface paths {
         };
         /**
          * A webhook's deliveries, newest first (admin)
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1273,7 +1273,7 @@ export interface paths {
          * Send a test event to a webhook (admin)
          * @description Delivers a `webhook.ping` event (subject the webhook, `data: {webhook_id}`) to this webhook alone, whatever it subscribes to, signed like any delivery; a disabled webhook is pinged too, to test its endpoint before enabling it again. The ping is not kept in the audit log. 202 with the delivery, which then shows the attempt. No body.
          *
-         *     Who: admin; users only (API clients are refused).
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["pingWebhook"];
         delete?: never;
@@ -1295,7 +1295,7 @@ export interface paths {
          * Attempt a delivery again, now (admin)
          * @description The delivery is due at once, whatever its status (a failed or a succeeded one is sent again); its `attempts` go on counting. A delivery being attempted right now is left to that attempt. A disabled webhook: 409 `webhook_disabled`. 202 with the delivery. No body.
          *
-         *     Who: admin; users only (API clients are refused).
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -1315,7 +1315,7 @@ export interface paths {
          * The caller's data (a data access request)
          * @description One JSON document, streamed: the user, every session (ended ones included, with addresses and user agents), confirmed second factors without secrets, every ledger entry, the reservations the user created, and every event whose subject or actor the user is. Recorded as `user.data_exported`.
          *
-         *     Who: any user; users only (API clients are refused).
+         *     Who: any user; users only (API clients are refused). An app's token acts for its user with the scope `account`.
          */
         get: operations["exportProfile"];
         put?: never;
@@ -1379,7 +1379,7 @@ export interface paths {
         };
         /**
          * Every caller's imports, newest first (manager, admin)
-         * @description Who: manager, admin; API clients with scope `variants:write`.
+         * @description Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["listImports"];
         put?: never;
@@ -1387,7 +1387,7 @@ export interface paths {
          * Import variants from a CSV or JSON lines file (manager, admin)
          * @description The body is the file: `text/csv` (RFC 4180, a header line with `sku` and any of `id, product_id, name, price, stock, attributes.<key>`) or `application/x-ndjson` (one object per line with those keys, `attributes` an object), at most `IMPORT_MAX_BYTES` (413 beyond). Rows match variants by SKU in any case: a new SKU creates, a known one updates the columns present, as a PATCH (an empty cell keeps its field; an empty `attributes.<key>` cell, or `null` in JSON, removes the key). The import runs in the background on any instance: follow it with GET /api/variants/imports/{id}. `line` and `error` columns (an error report fixed and uploaded again) are ignored. Honours `Idempotency-Key` (the same file and options replay the first reply). `skip_failed` stores the file in batches of 500 rows, each in a transaction of its own; `reject_all` (all or nothing) and every dry run go through the file in one transaction, which holds the variants it touches until it ends: on the embedded database (one connection) other requests wait for it, so run large all-or-nothing imports on PostgreSQL. A CSV header of more than 200 columns, or of more than 20 `attributes.` columns, fails the import at once (line 1); a row over 64 KiB fails that row. At most `IMPORT_MAX_ACTIVE` imports (default 4) are pending or running at a time, on all instances together: another upload is 429 `rate_limited` with `Retry-After` (30 s), checked before the file is read and again, under a lock, when the import is stored; an `Idempotency-Key` refused so may be sent again. A cell written with a leading `'` before `=`, `+`, `-`, `@`, a tab or a carriage return (as exports write them) loses that `'`. A finished import, its failed rows with it, is purged `IMPORT_RETENTION_DAYS` (default 30) after it ends.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["importVariants"];
         delete?: never;
@@ -1405,7 +1405,7 @@ export interface paths {
         };
         /**
          * One import: its status, progress and counts (manager, admin)
-         * @description Who: manager, admin; API clients with scope `variants:write`.
+         * @description Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getImport"];
         put?: never;
@@ -1427,7 +1427,7 @@ export interface paths {
          * An import's refused rows, in the file's own format (manager, admin)
          * @description CSV (`text/csv; charset=utf-8`) or JSON lines (`application/x-ndjson`), as the upload was: each refused row with its `line` and `error` first, then its cells as the file had them. Fix the rows and upload the report again: `line` and `error` are ignored. An import keeps its first 10,000 refused rows for the report (`failed` counts them all); a row over 64 KiB is listed without its cells, and a NUL character or a lone surrogate is written as U+FFFD. In CSV, a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import takes it off again). Streamed a few rows at a time, at the reader's pace.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["getImportErrors"];
         put?: never;
@@ -1451,7 +1451,7 @@ export interface paths {
          * Stop an import (manager, admin)
          * @description A pending or running import stops: with `reject_all` (and any dry run) nothing of it stays; with `skip_failed` the batches it stored stay. 409 `import_finished` when it has already ended. No body.
          *
-         *     Who: manager, admin; API clients with scope `variants:write`.
+         *     Who: manager, admin; API clients with scope `variants:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["cancelImport"];
         delete?: never;
@@ -1471,7 +1471,7 @@ export interface paths {
          * Every variant that matches, as CSV or JSON lines, oldest first
          * @description Streamed, `Content-Disposition: attachment`. The filters of GET /api/variants. The columns are the import's (`id, sku, product_id, name, price, stock`, then one `attributes.<key>` column per key any exported variant has, sorted), so the file imports back with every row unchanged. In CSV, a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (or with `'`s before one of them) is written with a leading `'`, so a spreadsheet shows it rather than runs it; the import takes that `'` off.
          *
-         *     Who: any user; API clients with scope `variants:read`.
+         *     Who: any user; API clients with scope `variants:read`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         get: operations["exportVariants"];
         put?: never;
@@ -1491,7 +1491,7 @@ export interface paths {
         };
         /**
          * The API clients, newest first (admin); never a secret
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listClients"];
         put?: never;
@@ -1503,7 +1503,7 @@ export interface paths {
          *
          *     A service client may hold none of these fields nor those scopes (400 `validation_failed` at each); every reply shows every client in one shape, a service client with `redirect_uris: []`, `post_logout_redirect_uris: []`, `first_party: false`, `logo_uri: null` and `id_token_signed_response_alg: null`. Each problem of a URI is named at its place (`/redirect_uris/0`).
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["createClient"];
         delete?: never;
@@ -1521,7 +1521,7 @@ export interface paths {
         };
         /**
          * One API client (admin)
-         * @description Who: admin; users only (API clients are refused).
+         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["getClient"];
         put?: never;
@@ -1530,7 +1530,7 @@ export interface paths {
          * Delete an API client (admin)
          * @description Its secrets and tokens are refused from the very next request. No body.
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         delete: operations["deleteClient"];
         options?: never;
@@ -1539,7 +1539,7 @@ export interface paths {
          * Change an API client: name, description, scopes, status, rate limit, an app's redirect URIs and settings (admin)
          * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). A scope taken away, or `status: disabled`, applies to the very next request of the client, its tokens included; tokens issued before a client was disabled stay refused when it is enabled again, and those issued after it is enabled again work at once. `type` is set at creation only: here it is 400 `validation_failed`, as any field the body may not hold. An app's `redirect_uris`, `post_logout_redirect_uris` (each list replaced whole), `first_party`, `logo_uri` and `id_token_signed_response_alg` follow the rules of POST /api/clients; a service client may hold none of them. A 400 lists every problem of the body, its schema's and its client type's together, and comes before If-Match (a stale tag is 412 only for a body that is right).
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         patch: operations["patchClient"];
         trace?: never;
@@ -1557,7 +1557,7 @@ export interface paths {
          * Give an API client a new secret, the others expiring after an overlap (admin)
          * @description The reply shows the new secret once. Every other secret of the client that does not expire sooner now expires `expire_others_in` seconds from now (default 86400; 0 stops them at once): deploy the new one, then let the old one lapse. The body is optional. A public client has no secrets: 409 `client_type`.
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         post: operations["rollClientSecret"];
         delete?: never;
@@ -1580,7 +1580,7 @@ export interface paths {
          * Delete one secret of an API client (admin)
          * @description The secret stops working at once; access tokens already obtained with it live until they expire. No body.
          *
-         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         delete: operations["deleteClientSecret"];
         options?: never;

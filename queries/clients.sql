@@ -13,9 +13,11 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "api_clients"
-  where "id" = $3 and "deleted_at" is null) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  where "id" = $3 and "deleted_at" is null) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select * from "api_clients" where "id" = $1 and "deleted_at" is null;
 
 -- src/clients/client-repository.ts: clientsPage({ limit: 20 })

@@ -43,9 +43,11 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "reservations"
-  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select * from "reservations" where "id" = $1;
 
 -- src/inventory/reservation-repository.ts: lockReservation('00000000-0000-4000-8000-000000000004')
@@ -171,9 +173,11 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select "id"
   from "variants"
-  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select "id" from "variants" where "id" = $1;
 
 -- src/inventory/stock-repository.ts: writeStock('00000000-0000-4000-8000-000000000003', { stock: 15, moveVersion: true })

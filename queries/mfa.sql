@@ -28,9 +28,11 @@ select "caller".*, "requested".*
   where mfa_recovery_codes.user_id = mfa_factors.user_id and used_at is null) as "recovery_codes_left"
   from "mfa_factors"
   where "user_id" = $3 and "confirmed_at" is not null
-  order by "created_at", "id") as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+  order by "created_at", "id") as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select *, (select count(*)::integer
   from mfa_recovery_codes
   where mfa_recovery_codes.user_id = mfa_factors.user_id and used_at is null) as "recovery_codes_left"
@@ -51,9 +53,11 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "mfa_factors"
-  where "user_id" = $3 and "id" = $4) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($5::text[]) or caller.caller__id = $6::uuid or caller.caller__scopes && $7::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+  where "user_id" = $3 and "id" = $4) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($5::text[]) or caller.caller__id = $6::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $7::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $8::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($9::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($10::integer, 2147483647));
 select * from "mfa_factors" where "user_id" = $1 and "id" = $2;
 
 -- src/mfa/factor-repository.ts: insertFactor({ id: '00000000-0000-4000-8000-000000000099', user_id: '00000000-0000-4000-8000-000000000001', type: 'totp', name: 'Tablet', totp_secret: 'SECRET2', totp_last_step: null, credential_id: null, public_key: null, sign_count: 0, transports: null, confirmed_at: null, created_at: '2026-01-01T00:00:00.000Z' })

@@ -10,6 +10,18 @@ select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as
   limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null;
 
+-- src/sessions/caller-query.ts: appUserCaller({ userId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002', clientId: '00000000-0000-4000-8000-000000000005', scopes: ['account'] })
+select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
+  and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service') as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest($1::text[])) as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+    from "users"
+    left join "sessions" on "sessions"."id" = $2 and "sessions"."user_id" = "users"."id" and "sessions"."client_id" = $3
+    left join "api_clients" on "api_clients"."id" = "sessions"."client_id"
+    left join lateral (select true as "enrolled"
+    from "mfa_factors"
+    where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+    limit 1) as "confirmed_factor" on true
+    where "users"."id" = $4 and "users"."deleted_at" is null;
+
 -- src/sessions/caller-query.ts: clientSecretCaller({ secretHash: 'secret-hash' })
 select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service') as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_client_secrets"
@@ -45,12 +57,14 @@ select "caller".*, "requested".*
   from (select *
   from "variants"
   order by "created_at" desc, "id" desc
-  limit $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or caller.caller__scopes && $6::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647))
+  limit $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647))
     order by "requested"."caller__row";
 
--- src/sessions/caller-query.ts: callerAlone(a user, a client secret, a client token)
+-- src/sessions/caller-query.ts: callerAlone(a user, an app's user, a client secret, a client token)
 select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -59,6 +73,16 @@ select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
   limit 1) as "confirmed_factor" on true
   where "users"."id" = $2 and "users"."deleted_at" is null;
+select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
+  and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service') as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest($1::text[])) as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+    from "users"
+    left join "sessions" on "sessions"."id" = $2 and "sessions"."user_id" = "users"."id" and "sessions"."client_id" = $3
+    left join "api_clients" on "api_clients"."id" = "sessions"."client_id"
+    left join lateral (select true as "enrolled"
+    from "mfa_factors"
+    where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+    limit 1) as "confirmed_factor" on true
+    where "users"."id" = $4 and "users"."deleted_at" is null;
 select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service') as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
   from "api_client_secrets"
   inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"

@@ -18,7 +18,7 @@ export interface Sample {
 
 /** An export that sends no statement of its own, with the one-word reason. */
 export interface NotSql {
-  notSql: 'constant' | 'helper' | 'fragment' | 'factory';
+  notSql: 'constant' | 'helper' | 'fragment' | 'factory' | 'predicate';
 }
 
 export type Entry = Sample | NotSql;
@@ -119,7 +119,7 @@ export const FIRST_PAGE = { limit: 20 };
 export const NEXT_PAGE = { limit: 20, after: { createdAt: SAMPLE.date, id: SAMPLE.newId } };
 
 export const USER_CALLER: UserKey = { kind: 'user', userId: SAMPLE.userId, sessionId: SAMPLE.sessionId };
-export const SAMPLE_GATE: Gate = { roles: ['admin'], selfId: null, scopes: [], mfaRoles: [], stepUpSeconds: null };
+export const SAMPLE_GATE: Gate = { roles: ['admin'], selfId: null, scopes: [], mfaRoles: [], stepUpSeconds: null, appScopes: [] };
 
 /** Stands for the steps that record a change's events (events/event-recorder.ts, recordingSteps), which are not a repository's. */
 export function recordNothing(step: string) {

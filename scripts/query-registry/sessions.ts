@@ -8,6 +8,7 @@ import { call, custom, FIRST_PAGE, notSql, SAMPLE, SAMPLE_GATE, USER_CALLER, typ
 
 const clientSecretCaller = { kind: 'client-secret', secretHash: 'secret-hash' } as const;
 const clientTokenCaller = { kind: 'client-token', clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 } as const;
+const appUserCaller = { kind: 'app-user', userId: SAMPLE.userId, sessionId: SAMPLE.sessionId, clientId: SAMPLE.clientId, scopes: ['account'] } as const;
 
 export const sessions: RepositoryFile[] = [
   {
@@ -16,6 +17,7 @@ export const sessions: RepositoryFile[] = [
     area: 'sessions',
     entries: {
       userCaller: call(callerQuery.userCaller, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
+      appUserCaller: call(callerQuery.appUserCaller, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId, clientId: SAMPLE.clientId, scopes: ['account'] }),
       clientSecretCaller: call(callerQuery.clientSecretCaller, { secretHash: 'secret-hash' }),
       clientTokenCaller: call(callerQuery.clientTokenCaller, { clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 }),
       // The same three statements as above, by the kind of the key.
@@ -25,11 +27,12 @@ export const sessions: RepositoryFile[] = [
         callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), SAMPLE_GATE, variantsPage(trx, {}, FIRST_PAGE), true).execute(),
       ),
       callerLetIn: notSql('fragment'),
+      namesUser: notSql('predicate'),
       CALLER_READS: notSql('constant'),
       callerRead: notSql('factory'),
       // Each kind of caller alone: a write's first statement in its transaction.
-      callerAlone: custom('a user, a client secret, a client token', async (trx) => {
-        for (const key of [USER_CALLER, clientSecretCaller, clientTokenCaller]) await callerQuery.callerAlone(trx, key);
+      callerAlone: custom("a user, an app's user, a client secret, a client token", async (trx) => {
+        for (const key of [USER_CALLER, appUserCaller, clientSecretCaller, clientTokenCaller]) await callerQuery.callerAlone(trx, key);
       }),
       findUserStanding: call(callerQuery.findUserStanding, SAMPLE.userId),
     },

@@ -15,7 +15,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sessions',
     {
-      config: { access: { roles: ANY_ROLE, duringEnrolment: true } },
+      config: { access: { roles: ANY_ROLE, duringEnrolment: true, account: true } },
       schema: {
         operationId: 'listMySessions',
         tags: ['auth'],
@@ -34,7 +34,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/sessions/:id',
     {
-      config: { access: { roles: ANY_ROLE, duringEnrolment: true } },
+      config: { access: { roles: ANY_ROLE, duringEnrolment: true, account: true } },
       schema: {
         operationId: 'endMySession',
         tags: ['auth'],

@@ -30,7 +30,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ rotation: RotationSet
   app.get(
     '',
     {
-      config: { access: { roles: ADMIN } },
+      config: { access: { roles: ADMIN, directSignInOnly: true } },
       schema: {
         operationId: 'listSigningKeys',
         tags: ['auth'],
@@ -43,7 +43,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ rotation: RotationSet
   app.post(
     '/rotate',
     {
-      config: { access: { roles: ADMIN, stepUp: true } },
+      config: { access: { roles: ADMIN, stepUp: true, directSignInOnly: true } },
       schema: {
         operationId: 'rotateSigningKey',
         tags: ['auth'],

@@ -18,8 +18,8 @@ import { creationProblems, patchProblems } from './client-type-rules.js';
 import { createClient, DEFAULT_OVERLAP_SECONDS, deleteClient, deleteSecret, patchClient, rollSecret } from './client-service.js';
 
 /** API clients are an admin's to manage, never another client's; every change needs a fresh second factor. */
-const ADMINS = { roles: ADMIN } as const;
-const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
+const ADMINS = { roles: ADMIN, directSignInOnly: true } as const;
+const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true, directSignInOnly: true } as const;
 const ClientReply = Type.Ref(ClientSchema);
 
 /**

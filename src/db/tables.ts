@@ -57,6 +57,10 @@ export interface SessionsTable {
   auth_time: Timestamp;
   /** When a second factor was last verified in it (login, step-up, a confirmed factor). */
   mfa_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The app that started it for the user (API.md section 18); null for a direct sign-in. */
+  client_id: ColumnType<string | null, string | null | undefined, never>;
+  /** The scopes granted to that app; null for a direct sign-in. */
+  scopes: ColumnType<string[] | null, string[] | null | undefined, never>;
 }
 
 export interface SigningKeysTable {

@@ -16,9 +16,9 @@ import { CreatedWebhookSchema, CreateWebhookBody, DeliverySchema, UpdateWebhookB
 import { assertDeliverable, createWebhook, pingWebhook, removeWebhook, replaceWebhook, retryDelivery } from './webhook-service.js';
 
 /** Webhooks are an admin's, and never an API client's. */
-const ADMINS = { roles: ADMIN } as const;
+const ADMINS = { roles: ADMIN, directSignInOnly: true } as const;
 /** Creating, replacing and deleting a webhook need a fresh second factor. */
-const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true } as const;
+const ADMINS_STEPPED_UP = { roles: ADMIN, stepUp: true, directSignInOnly: true } as const;
 const WebhookReply = Type.Ref(WebhookSchema);
 const DeliveryParams = Type.Object({ id: IdParams.properties.id, delivery_id: IdParams.properties.id });
 

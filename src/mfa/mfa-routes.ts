@@ -33,7 +33,7 @@ import { invalidMfaCode } from './second-factor-check.js';
 import { verifyStepUp } from './step-up-service.js';
 
 /** The caller's own factors: any user, users only, open to a user who must enrol before anything else. */
-const OWN_FACTORS: AccessRule = { roles: ANY_ROLE, duringEnrolment: true };
+const OWN_FACTORS: AccessRule = { roles: ANY_ROLE, duringEnrolment: true, directSignInOnly: true };
 /**
  * Adding a factor, removing one and new recovery codes need a fresh second factor from a user who
  * has one (API.md section 17): else a stolen session could add its own factor and, verified by

@@ -39,7 +39,7 @@ export const privacyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/profile/export',
     {
-      config: { noStore: true, access: { roles: ANY_ROLE } },
+      config: { noStore: true, access: { roles: ANY_ROLE, account: true } },
       schema: {
         operationId: 'exportProfile',
         tags: ['users', 'privacy'],

@@ -64,6 +64,17 @@ export interface AccessRule {
    * is admitted under the rest of the rule.
    */
   tokenOptional?: true;
+  /**
+   * One of the user's own routes (API.md section 18): an app's token with the `account` scope
+   * may call it for its user (on an `orSelf` route, for its user only).
+   */
+  account?: true;
+  /**
+   * Only a token of a direct sign-in may call it (section 3, or the hosted pages' own): an app's
+   * token is 403 `forbidden` whatever its scopes (change-password, second factors, self-deletion,
+   * API clients, webhooks, signing keys).
+   */
+  directSignInOnly?: true;
 }
 
 export const PUBLIC: AccessRule = { public: true };
@@ -88,7 +99,14 @@ export function describeRule(rule: AccessRule): string {
   const clients = scopes.length > 0 ? `API clients with scope ${scopes.map((scope) => `\`${scope}\``).join(' or ')}` : 'users only (API clients are refused)';
   const enrolment = rule.duringEnrolment ? ' Open to a user whose role requires a second factor before one is added.' : '';
   const stepUp = rule.stepUp ? ' Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).' : '';
-  return `${optional}${who}; ${clients}.${enrolment}${stepUp}`;
+  const apps = rule.directSignInOnly
+    ? " An app's token (an app signing a user in) is refused: only a direct sign-in's."
+    : rule.account
+      ? ` An app's token acts for its user with the scope \`account\`${rule.orSelf ? ' (for its user only)' : ''}${scopes.length > 0 ? ' or the scope above, where the role allows' : ''}.`
+      : scopes.length > 0
+        ? " An app's token acts for its user with the scope above, where the user's role allows."
+        : '';
+  return `${optional}${who}; ${clients}.${enrolment}${stepUp}${apps}`;
 }
 
 /** The rule of a route as its OpenAPI operation shows it: in words, and its scopes as `x-scopes`. */

@@ -4,7 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import type { CountedRequest } from '../http/rate-limit.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
-import { besideCaller, callerAlone, callerLetIn, callerOf, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+import { besideCaller, callerAlone, callerLetIn, callerOf, namesUser, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
 
 /** Who makes a request, once admitted. */
 export interface Caller {
@@ -47,11 +47,15 @@ export interface SecondFactorPolicy {
 
 const withChallenge = (error: AppError) => new AppError(error.code, error.detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
 
-/** RFC 6750: the scope the client lacks, named in the challenge. */
-const insufficientScope = (scope: string) =>
-  new AppError('insufficient_scope', `This API client lacks the scope ${scope}.`, undefined, {
-    'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+/** RFC 6750: the scope the client (or the app's token) lacks, named in the challenge when one would do. */
+const insufficientScope = (scope: string | undefined, holder = 'This API client') =>
+  new AppError('insufficient_scope', scope ? `${holder} lacks the scope ${scope}.` : `${holder} has no scope that opens this operation.`, undefined, {
+    'www-authenticate': scope ? `Bearer error="insufficient_scope", scope="${scope}"` : 'Bearer error="insufficient_scope"',
   });
+
+const APP_TOKEN = "This app's token";
+
+const directSignInOnly = () => forbidden("This operation needs a direct sign-in: an app's token may not call it.");
 
 const enrolmentRequired = () =>
   new AppError('mfa_enrollment_required', 'Your role requires a second factor: add one under /api/auth/mfa before anything else.');
@@ -145,7 +149,7 @@ export class Access {
    * then an id nobody has, and the admission refuses the client all the same.
    */
   get ownUserId(): string {
-    return this.#key?.kind === 'user' ? this.#key.userId : NOBODY;
+    return this.#key && namesUser(this.#key) ? this.#key.userId : NOBODY;
   }
 
   /**
@@ -162,12 +166,14 @@ export class Access {
   private gate(): Gate {
     const selfId = this.rule.orSelf ? ((this.request.params as Record<string, string | undefined>)[this.rule.orSelf]?.toLowerCase() ?? null) : null;
     const policy = this.host.secondFactors;
+    const scopes = scopesOf(this.rule);
     return {
       roles: this.rule.roles ?? [],
       selfId,
-      scopes: scopesOf(this.rule),
+      scopes,
       mfaRoles: this.rule.duringEnrolment ? [] : policy.requiredRoles,
       stepUpSeconds: this.rule.stepUp ? policy.stepUpMaxAgeSeconds : null,
+      appScopes: this.rule.directSignInOnly ? [] : this.rule.account ? [...scopes, 'account'] : scopes,
     };
   }
 
@@ -220,13 +226,13 @@ export class Access {
     if (key.kind === 'client-token') this.#counted ??= await this.host.countClientRequest(key.clientId);
     const gate = this.gate();
     const budget = this.#counted && { count: this.#counted.count, defaultLimit: this.host.defaultClientRateLimit };
-    const actor = key.kind === 'user' ? { type: 'user' as const, id: key.userId } : { type: 'client' as const, id: key.clientId };
+    const actor = namesUser(key) ? { type: 'user' as const, id: key.userId } : { type: 'client' as const, id: key.clientId };
     const written = await write(this.#database, () => callerLetIn(this.#database, key, gate, budget), actor);
     if (written === undefined) return undefined;
     this.#wroteAs = actor;
     // Its use noted: a statement each time (nothing of the caller's last use is kept here), which
     // writes the row at most once a minute by its own condition, and is not waited for.
-    if (key.kind === 'user') this.host.touchSession(this.request, key.sessionId);
+    if (namesUser(key)) this.host.touchSession(this.request, key.sessionId);
     else this.host.touchClient(this.request, key.clientId, null);
     return written;
   }
@@ -307,8 +313,21 @@ export class Access {
   }
 
   private touch(row: CallerColumns): void {
-    if (this.#key?.kind === 'user') this.host.touchSession(this.request, this.#key.sessionId);
+    if (this.#key && namesUser(this.#key)) this.host.touchSession(this.request, this.#key.sessionId);
     else this.host.touchClient(this.request, row.caller__id, row.caller__credential);
+  }
+
+  /**
+   * An app's token (API.md section 18) calls a route only within its scopes: a scope of section
+   * 11 that opens the route (the user's role is checked after), or `account` on one of the user's
+   * own routes (on an `orSelf` route, for its user only). A route for direct sign-ins refuses it
+   * whatever its scopes.
+   */
+  private authorizeApp(userId: string, tokenScopes: readonly string[], gate: Gate): void {
+    if (this.rule.directSignInOnly) throw directSignInOnly();
+    if (gate.scopes.some((scope) => tokenScopes.includes(scope))) return;
+    if (this.rule.account && tokenScopes.includes('account') && (gate.selfId === null || gate.selfId === userId)) return;
+    throw insufficientScope(gate.scopes[0] ?? (this.rule.account ? 'account' : undefined), APP_TOKEN);
   }
 
   private admitAs(row: CallerColumns): Caller {
@@ -316,12 +335,15 @@ export class Access {
       kind: row.caller__kind,
       id: row.caller__id,
       role: row.caller__role,
-      sessionId: this.#key?.kind === 'user' ? this.#key.sessionId : undefined,
+      sessionId: this.#key && namesUser(this.#key) ? this.#key.sessionId : undefined,
     };
     return this.#caller;
   }
 
-  /** The rule's roles (or self) and second factor for a user; its scopes for an API client. */
+  /**
+   * The rule's roles (or self) and second factor for a user, and first, for a user acting
+   * through an app, the scopes its token may use; its scopes for an API client.
+   */
   private authorize(caller: CallerColumns): void {
     const gate = this.gate();
     if (caller.caller__kind === 'client') {
@@ -329,6 +351,7 @@ export class Access {
       if (!gate.scopes.some((scope) => caller.caller__scopes?.includes(scope))) throw insufficientScope(gate.scopes[0]!);
       return;
     }
+    if (caller.caller__scopes !== null) this.authorizeApp(caller.caller__id, caller.caller__scopes, gate);
     if (!caller.caller__mfa_enrolled && caller.caller__role !== null && gate.mfaRoles.includes(caller.caller__role)) throw enrolmentRequired();
     const allowed = (caller.caller__role !== null && gate.roles.includes(caller.caller__role)) || (gate.selfId !== null && caller.caller__id === gate.selfId);
     if (!allowed) throw forbidden();

@@ -7,7 +7,7 @@ import { problemBody, PROBLEM_CONTENT_TYPE } from '../http/problem-reply.js';
 import { spendAddressBudget, spendAnonymous } from '../http/security.js';
 import { PUBLIC, type AccessRule } from './access-rule.js';
 import { Access, type AdmissionHost, type AdmissionRequest } from './admission.js';
-import type { CallerKey } from './caller-query.js';
+import { namesUser, type CallerKey } from './caller-query.js';
 import { hashClientSecret, SECRET_PATTERN, SECRET_PREFIX } from './client-secrets.js';
 import { touchSession } from './session-repository.js';
 import { isClientToken, type AccessTokenClaims, type TokenIssuer } from './token-issuer.js';
@@ -28,11 +28,17 @@ const unauthenticated = () =>
 
 const refusedToken = () => new AppError('invalid_token', invalidToken().detail, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
 
-/** Whom a verified access token names: a user in a session, or an API client with the scopes it was granted. */
-const keyOfClaims = (claims: AccessTokenClaims): CallerKey =>
-  isClientToken(claims)
-    ? { kind: 'client-token', clientId: claims.client_id, scopes: claims.scope.split(' ').filter(Boolean), generation: claims.client_generation ?? 0 }
-    : { kind: 'user', userId: claims.sub, sessionId: claims.sid };
+const scopeList = (scope: string) => scope.split(' ').filter(Boolean);
+
+/**
+ * Whom a verified access token names: a user in a session (through an app, within the scopes
+ * its token carries, when it names one), or an API client with the scopes it was granted.
+ */
+function keyOfClaims(claims: AccessTokenClaims): CallerKey {
+  if (isClientToken(claims)) return { kind: 'client-token', clientId: claims.client_id, scopes: scopeList(claims.scope), generation: claims.client_generation ?? 0 };
+  if (claims.client_id !== undefined) return { kind: 'app-user', userId: claims.sub, sessionId: claims.sid, clientId: claims.client_id, scopes: scopeList(claims.scope ?? '') };
+  return { kind: 'user', userId: claims.sub, sessionId: claims.sid };
+}
 
 /**
  * Notes an API client, and the secret it sent, as used (at most once a minute). The clients area
@@ -103,7 +109,7 @@ export function admissionHooks(app: FastifyInstance, database: Kysely<Database>,
     }
     request.rateLimitCounted = true;
     // A user's budget is spent now; a client's once the database has said which client it is.
-    if (key.kind === 'user') await app.rateLimiter.spend(`caller:${key.userId}`, app.config.apiRateLimit);
+    if (namesUser(key)) await app.rateLimiter.spend(`caller:${key.userId}`, app.config.apiRateLimit);
     const access = new Access(database, rule, key, host, request);
     request.access = access;
     // A 400 from the schema or a 404 from the handler must not speak before a refused caller's 401/403.

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, Role } from '../db/tables.js';
 
@@ -7,6 +7,15 @@ export interface UserKey {
   kind: 'user';
   userId: string;
   sessionId: string;
+}
+/** An app's access token: a user, in a session the app started, within the scopes it carries (API.md section 18). */
+export interface AppUserKey {
+  kind: 'app-user';
+  userId: string;
+  sessionId: string;
+  clientId: string;
+  /** The scopes the token carries; the request may use those the app still holds. */
+  scopes: readonly string[];
 }
 /** An API client's secret sent as the bearer token: the client is known once the database is asked. */
 export interface ClientSecretKey {
@@ -22,7 +31,10 @@ export interface ClientTokenKey {
   /** The client's token generation the token was issued in (disabling the client moves it on). */
   generation: number;
 }
-export type CallerKey = UserKey | ClientSecretKey | ClientTokenKey;
+export type CallerKey = UserKey | AppUserKey | ClientSecretKey | ClientTokenKey;
+
+/** Credentials that name a user in a session: a direct sign-in's token or an app's. */
+export const namesUser = (key: CallerKey): key is UserKey | AppUserKey => key.kind === 'user' || key.kind === 'app-user';
 
 /**
  * The caller as the database says now, in the columns the admission decides on. Prefixed, so
@@ -38,6 +50,10 @@ export interface CallerColumns {
   caller__live: boolean;
   /** Its last use was noted more than a minute ago: note it again. */
   caller__stale: boolean;
+  /**
+   * A client's scopes; for a user, null in a direct sign-in's session and the scopes an app's
+   * token may use in an app's session (so a user with scopes is acting through an app).
+   */
   caller__scopes: string[] | null;
   /** A client's own rate limit (null: API_RATE_LIMIT); null for a user. */
   caller__rate_limit: number | null;
@@ -48,6 +64,16 @@ export interface CallerColumns {
   /** Whole seconds since the session last verified a second factor; null if it never did (or a client). */
   caller__mfa_age: number | null;
 }
+
+/** One probe of whether the user (`users.id`) has a confirmed second factor: a row, or none. */
+const confirmedFactorOfUser = (from: ExpressionBuilder<Database, 'users'>) =>
+  from
+    .selectFrom('mfa_factors')
+    .select(sql<boolean>`true`.as('enrolled'))
+    .whereRef('mfa_factors.user_id', '=', 'users.id')
+    .where('mfa_factors.confirmed_at', 'is not', null)
+    .limit(sql.lit(1))
+    .as('confirmed_factor');
 
 /**
  * The caller of a user's access token: the user by id, beside the session the token names and
@@ -61,17 +87,7 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
   return db
     .selectFrom('users')
     .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id'))
-    .leftJoinLateral(
-      (from) =>
-        from
-          .selectFrom('mfa_factors')
-          .select(sql<boolean>`true`.as('enrolled'))
-          .whereRef('mfa_factors.user_id', '=', 'users.id')
-          .where('mfa_factors.confirmed_at', 'is not', null)
-          .limit(sql.lit(1))
-          .as('confirmed_factor'),
-      (join) => join.onTrue(),
-    )
+    .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
     .select([
       sql<'user'>`'user'`.as('caller__kind'),
       'users.id as caller__id',
@@ -81,6 +97,36 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       // Worked out on the database's clock: a flag costs less to read than a timestamp.
       sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
       sql<string[] | null>`null::text[]`.as('caller__scopes'),
+      sql<number | null>`null::integer`.as('caller__rate_limit'),
+      sql<string | null>`null::uuid`.as('caller__credential'),
+      sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
+      sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
+    ])
+    .where('users.id', '=', key.userId)
+    .where('users.deleted_at', 'is', null);
+}
+
+/**
+ * The caller of an app's access token (API.md section 18): the user, as userCaller reads it,
+ * in the session the token names, which must be the session that app started for the user; the
+ * app must still exist, be enabled and be an app. The request may use the scopes both the token
+ * and the app hold now (a scope taken away from the app applies at once).
+ */
+export function appUserCaller(db: Kysely<Database>, key: { userId: string; sessionId: string; clientId: string; scopes: readonly string[] }) {
+  return db
+    .selectFrom('users')
+    .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id').on('sessions.client_id', '=', key.clientId))
+    .leftJoin('api_clients', 'api_clients.id', 'sessions.client_id')
+    .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
+    .select([
+      sql<'user'>`'user'`.as('caller__kind'),
+      'users.id as caller__id',
+      'users.role as caller__role',
+      'users.status as caller__status',
+      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
+        and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service')`.as('caller__live'),
+      sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
+      sql<string[]>`array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
       sql<number | null>`null::integer`.as('caller__rate_limit'),
       sql<string | null>`null::uuid`.as('caller__credential'),
       sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
@@ -150,6 +196,8 @@ export function callerOf(db: Kysely<Database>, key: CallerKey) {
   switch (key.kind) {
     case 'user':
       return userCaller(db, key);
+    case 'app-user':
+      return appUserCaller(db, key);
     case 'client-secret':
       return clientSecretCaller(db, key);
     case 'client-token':
@@ -168,6 +216,12 @@ export interface Gate {
   mfaRoles: readonly Role[];
   /** A step-up route: the most seconds since the session verified its second factor; null otherwise. */
   stepUpSeconds: number | null;
+  /**
+   * The scopes that open the route to an app's token: the route's own, and `account` on one of
+   * the user's own routes; none on a route for direct sign-ins. (admission.ts narrows `account`
+   * on an `orSelf` route to the token's own user.)
+   */
+  appScopes: readonly string[];
 }
 
 type AnySelect = SelectQueryBuilder<any, any, any>;
@@ -206,7 +260,9 @@ export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate
  * enough on a step-up route. The admission's own rules in admission.ts say the same in code.
  */
 function gateLetsIn(gate: Gate) {
-  return sql<boolean>`caller.caller__status = 'active' and caller.caller__live and (caller.caller__role = any(${gate.roles}::text[]) or caller.caller__id = ${gate.selfId}::uuid or caller.caller__scopes && ${gate.scopes}::text[])
+  return sql<boolean>`caller.caller__status = 'active' and caller.caller__live
+          and (caller.caller__role = any(${gate.roles}::text[]) or caller.caller__id = ${gate.selfId}::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && ${gate.scopes}::text[]))
+          and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && ${gate.appScopes}::text[])
           and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any(${gate.mfaRoles}::text[]), false))
           and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, ${NEVER}) <= coalesce(${gate.stepUpSeconds}::integer, ${NEVER}))`;
 }
@@ -223,13 +279,13 @@ export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate, bu
 }
 
 /** The gate as the values a prepared read binds, in order. */
-type GateValues = [roles: readonly Role[], selfId: string | null, scopes: readonly string[], mfaRoles: readonly Role[], stepUpSeconds: number | null];
-const GATE_SIZE = 5;
-const valuesOf = (gate: Gate): GateValues => [gate.roles, gate.selfId, gate.scopes, gate.mfaRoles, gate.stepUpSeconds];
-const gateOf = ([roles, selfId, scopes, mfaRoles, stepUpSeconds]: GateValues): Gate => ({ roles, selfId, scopes, mfaRoles, stepUpSeconds });
+type GateValues = [roles: readonly Role[], selfId: string | null, scopes: readonly string[], mfaRoles: readonly Role[], stepUpSeconds: number | null, appScopes: readonly string[]];
+const GATE_SIZE = 6;
+const valuesOf = (gate: Gate): GateValues => [gate.roles, gate.selfId, gate.scopes, gate.mfaRoles, gate.stepUpSeconds, gate.appScopes];
+const gateOf = ([roles, selfId, scopes, mfaRoles, stepUpSeconds, appScopes]: GateValues): Gate => ({ roles, selfId, scopes, mfaRoles, stepUpSeconds, appScopes });
 const gateValuesIn = (rest: unknown[]) => rest.slice(0, GATE_SIZE) as GateValues;
 const valuesIn = <Values>(rest: unknown[]) => rest.slice(GATE_SIZE) as Values;
-const SAMPLE_GATE: GateValues = [[], null, [], [], null];
+const SAMPLE_GATE: GateValues = [[], null, [], [], null, []];
 
 /** A keyed read whose shape never changes: `callerRead` prepares it once for each kind of caller. */
 export type DataQuery<Values extends unknown[]> = (db: Kysely<Database>, ...values: Values) => AnySelect;
@@ -242,7 +298,7 @@ export interface CallerRead<Row, Values extends unknown[]> {
   /** Reads the data alone, for a request whose caller an earlier statement of its own admitted. */
   alone(db: Kysely<Database>, values: Values): Promise<Row[]>;
   /** The statement as built for each kind of caller, and alone, for queries/ (values left as they come). */
-  statements(db: Kysely<Database>): { user: string; clientSecret: string; clientToken: string; alone: string };
+  statements(db: Kysely<Database>): { user: string; appUser: string; clientSecret: string; clientToken: string; alone: string };
 }
 
 /** Every caller read of the repositories, as their modules define them: queries/ is written from these. */
@@ -257,12 +313,14 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
   const beside = (db: Kysely<Database>, caller: AnySelect, gate: GateValues, values: Values) => besideCaller(db, caller, gateOf(gate), data(db, ...values), false);
   const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...rest: [...GateValues, ...Values]) =>
     beside(db, userCaller(db, { userId, sessionId }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const forAppUser = (db: Kysely<Database>, userId: string, sessionId: string, clientId: string, tokenScopes: readonly string[], ...rest: [...GateValues, ...Values]) =>
+    beside(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), gateValuesIn(rest), valuesIn<Values>(rest));
   const forClientSecret = (db: Kysely<Database>, secretHash: string, ...rest: [...GateValues, ...Values]) =>
     beside(db, clientSecretCaller(db, { secretHash }), gateValuesIn(rest), valuesIn<Values>(rest));
   const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...rest: [...GateValues, ...Values]) =>
     beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), gateValuesIn(rest), valuesIn<Values>(rest));
   const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
-  const prepared = { user: preparedQuery(forUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
+  const prepared = { user: preparedQuery(forUser), appUser: preparedQuery(forAppUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
   const read: CallerRead<Row, Values> = {
     name,
@@ -271,6 +329,8 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
       switch (key.kind) {
         case 'user':
           return prepared.user(db, key.userId, key.sessionId, ...valuesOf(gate), ...values) as never;
+        case 'app-user':
+          return prepared.appUser(db, key.userId, key.sessionId, key.clientId, key.scopes, ...valuesOf(gate), ...values) as never;
         case 'client-secret':
           return prepared.clientSecret(db, key.secretHash, ...valuesOf(gate), ...values) as never;
         case 'client-token':
@@ -279,6 +339,7 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
     },
     statements: (db) => ({
       user: forUser(db, '$user', '$session', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      appUser: forAppUser(db, '$user', '$session', '$client', [], ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       clientSecret: forClientSecret(db, '$secret_hash', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       clientToken: forClientToken(db, '$client', [], 0, ...SAMPLE_GATE, ...sampleValues()).compile().sql,
       alone: data(db, ...sampleValues()).compile().sql,
@@ -289,6 +350,7 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
 }
 
 const userAlone = preparedQuery((db, userId: string, sessionId: string) => userCaller(db, { userId, sessionId }));
+const appUserAlone = preparedQuery((db, userId: string, sessionId: string, clientId: string, scopes: readonly string[]) => appUserCaller(db, { userId, sessionId, clientId, scopes }));
 const clientSecretAlone = preparedQuery((db, secretHash: string) => clientSecretCaller(db, { secretHash }));
 const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], generation: number) => clientTokenCaller(db, { clientId, scopes, generation }));
 
@@ -297,6 +359,8 @@ export function callerAlone(db: Kysely<Database>, key: CallerKey): Promise<Calle
   switch (key.kind) {
     case 'user':
       return userAlone(db, key.userId, key.sessionId) as Promise<CallerColumns[]>;
+    case 'app-user':
+      return appUserAlone(db, key.userId, key.sessionId, key.clientId, key.scopes) as Promise<CallerColumns[]>;
     case 'client-secret':
       return clientSecretAlone(db, key.secretHash) as Promise<CallerColumns[]>;
     case 'client-token':

@@ -1,8 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { keysetPage, type PageRequest } from '../db/list-queries.js';
-import type { Database, SessionRow } from '../db/tables.js';
+import type { Database, SessionRow, SessionsTable } from '../db/tables.js';
 
-export function insertSession(db: Kysely<Database>, session: Omit<SessionRow, 'ended_at'>): Promise<SessionRow> {
+export function insertSession(db: Kysely<Database>, session: Insertable<SessionsTable>): Promise<SessionRow> {
   return db.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
 }
 

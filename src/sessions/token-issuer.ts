@@ -13,9 +13,19 @@ export interface UserTokenClaims {
   amr?: string[];
   /** When the user authenticated to start the session (seconds), kept across refreshes. */
   auth_time?: number;
+  /** An app's token (API.md section 18): the app that started the session for the user. */
+  client_id?: string;
+  /** An app's token: the scopes it may use, space-separated. */
+  scope?: string;
   jti: string;
   iat: number;
   exp: number;
+}
+
+/** The app a user's session was started by, and the scopes its tokens carry. */
+export interface AppGrant {
+  clientId: string;
+  scopes: readonly string[];
 }
 
 /** An API client's access token (the client credentials grant): no session, the scopes granted. */
@@ -36,14 +46,16 @@ export interface ClientTokenClaims {
 
 export type AccessTokenClaims = UserTokenClaims | ClientTokenClaims;
 
-export const isClientToken = (claims: AccessTokenClaims): claims is ClientTokenClaims => 'client_id' in claims;
+/** A client's own token names no session; a user's token (an app's too) always does. */
+export const isClientToken = (claims: AccessTokenClaims): claims is ClientTokenClaims => !('sid' in claims);
 
 export interface TokenIssuer {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   /** How long a spent refresh token still gets a pair (a client refreshing twice at once). */
   readonly refreshReuseIntervalSeconds: number;
-  signAccessToken(userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }): string;
+  /** A user's token; with `app`, an app's token for the user, carrying its `client_id` and `scope`. */
+  signAccessToken(userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }, app?: AppGrant): string;
   /** A token for an API client, with the scopes granted (space-separated in `scope`) and the client's token generation. */
   signClientToken(clientId: string, scopes: readonly string[], generation: number): string;
   /** The claims of a valid token, or undefined for any invalid one. */
@@ -59,16 +71,24 @@ const decodeHeader = createDecoder({ complete: true });
 
 const isUuid = (value: unknown) => typeof value === 'string' && CANONICAL_UUID.test(value);
 
-/** A user's token names a session; a client's names itself and its scopes; never both. */
+/**
+ * A user's token names a session (an app's token also the app and its scopes); a client's names
+ * itself and its scopes, and no session.
+ */
 function checkedClaims(claims: Record<string, unknown>): AccessTokenClaims | undefined {
   if (!isUuid(claims.sub)) return undefined;
   if (!Number.isFinite(claims.iat) || (claims.iat as number) * 1000 > Date.now() + MAX_CLOCK_SKEW_MS) return undefined;
+  if ('sid' in claims) {
+    if (!isUuid(claims.sid)) return undefined;
+    if (('client_id' in claims || 'scope' in claims) && !(isUuid(claims.client_id) && typeof claims.scope === 'string')) return undefined;
+    return claims as unknown as UserTokenClaims;
+  }
   if ('client_id' in claims) {
-    if (claims.client_id !== claims.sub || 'sid' in claims || typeof claims.scope !== 'string') return undefined;
+    if (claims.client_id !== claims.sub || typeof claims.scope !== 'string') return undefined;
     if ('client_generation' in claims && !(Number.isSafeInteger(claims.client_generation) && (claims.client_generation as number) >= 0)) return undefined;
     return claims as unknown as ClientTokenClaims;
   }
-  return isUuid(claims.sid) ? (claims as unknown as UserTokenClaims) : undefined;
+  return undefined;
 }
 
 /**
@@ -83,11 +103,12 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,
   };
-  const claimsFor = (userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }) => ({
+  const claimsFor = (userId: string, sessionId: string, authentication: { amr: string[]; authTime: Date }, app: AppGrant | undefined) => ({
     sub: userId,
     sid: sessionId,
     amr: authentication.amr,
     auth_time: Math.floor(authentication.authTime.getTime() / 1000),
+    ...(app && { client_id: app.clientId, scope: app.scopes.join(' ') }),
     jti: randomUUID(),
   });
   const clientClaimsFor = (clientId: string, scopes: readonly string[], generation: number) => ({
@@ -118,7 +139,7 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
     const verified = new VerifiedTokens<AccessTokenClaims>();
     return {
       ...base,
-      signAccessToken: (userId, sessionId, authentication) => sign(claimsFor(userId, sessionId, authentication)),
+      signAccessToken: (userId, sessionId, authentication, app) => sign(claimsFor(userId, sessionId, authentication, app)),
       signClientToken: (clientId, scopes, generation) => sign(clientClaimsFor(clientId, scopes, generation)),
       verifyAccessToken: async (token) => {
         const known = verified.get(token);
@@ -137,7 +158,7 @@ export function createTokenIssuer(config: Config, ring: KeyRing | undefined): To
   const verified = new VerifiedTokens<AccessTokenClaims>((kid) => ring.isLive(kid));
   return {
     ...base,
-    signAccessToken: (userId, sessionId, authentication) => ring.sign(claimsFor(userId, sessionId, authentication)),
+    signAccessToken: (userId, sessionId, authentication, app) => ring.sign(claimsFor(userId, sessionId, authentication, app)),
     signClientToken: (clientId, scopes, generation) => ring.sign(clientClaimsFor(clientId, scopes, generation)),
     verifyAccessToken: async (token) => {
       const known = verified.get(token);

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { insertRefreshToken } from './refresh-token-repository.js';
 import { insertSession } from './session-repository.js';
-import type { TokenIssuer } from './token-issuer.js';
+import type { AppGrant, TokenIssuer } from './token-issuer.js';
 
 export interface TokenPair {
   access_token: string;
@@ -25,12 +25,20 @@ export interface SessionAuthentication {
   id: string;
   amr: string[];
   auth_time: Date;
+  /** The app that started the session for the user, and the scopes granted to it; null for a direct sign-in. */
+  client_id?: string | null;
+  scopes?: string[] | null;
 }
 
 /** The reply of a login or a refresh: a new access token beside the session's refresh token. */
 export function tokenPair(issuer: TokenIssuer, userId: string, session: SessionAuthentication, refreshToken: string): TokenPair {
   return {
-    access_token: issuer.signAccessToken(userId, session.id, { amr: session.amr, authTime: session.auth_time }),
+    access_token: issuer.signAccessToken(
+      userId,
+      session.id,
+      { amr: session.amr, authTime: session.auth_time },
+      session.client_id ? { clientId: session.client_id, scopes: session.scopes ?? [] } : undefined,
+    ),
     token_type: 'Bearer',
     expires_in: issuer.accessTokenTtlSeconds,
     refresh_token: refreshToken,
@@ -56,8 +64,11 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
 export type SessionStart = { amr: ['pwd'] } | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] };
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
 
-/** A login: a new session and its first pair, in the caller's transaction. */
-export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails, start: SessionStart = PASSWORD_ONLY): Promise<TokenPair> {
+/**
+ * A login: a new session and its first pair, in the caller's transaction. With `app`, the
+ * session an app starts for the user (API.md section 18), whose tokens act within its scopes.
+ */
+export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails, start: SessionStart = PASSWORD_ONLY, app?: AppGrant): Promise<TokenPair> {
   const now = new Date();
   const expiresAt = new Date(now.getTime() + issuer.refreshTokenTtlSeconds * 1000);
   const session = await insertSession(db, {
@@ -71,6 +82,8 @@ export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, us
     amr: start.amr,
     auth_time: now,
     mfa_verified_at: (start.amr as string[]).includes('mfa') ? now : null,
+    client_id: app?.clientId ?? null,
+    scopes: app ? [...app.scopes] : null,
   });
   const refreshToken = newRefreshTokenValue();
   await insertRefreshToken(db, { userId, familyId: session.id, tokenHash: hashRefreshToken(refreshToken), expiresAt });

@@ -55,7 +55,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/balance/ledger',
     {
-      config: { access: { roles: ADMIN, orSelf: 'id', scope: 'balance:read' } },
+      config: { access: { roles: ADMIN, orSelf: 'id', scope: 'balance:read', account: true } },
       schema: {
         operationId: 'listLedgerEntries',
         tags: ['balance'],

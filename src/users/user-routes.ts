@@ -73,7 +73,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
     '/profile',
     {
       // Open to a user who must add a second factor first: the console needs to know who it is.
-      config: { access: { ...OWN_ACCOUNT, duringEnrolment: true } },
+      config: { access: { ...OWN_ACCOUNT, duringEnrolment: true, account: true } },
       schema: {
         operationId: 'getProfile',
         tags: ['users'],
@@ -87,7 +87,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
   app.put(
     '/profile',
     {
-      config: { access: OWN_ACCOUNT },
+      config: { access: { ...OWN_ACCOUNT, account: true } },
       schema: {
         operationId: 'replaceProfile',
         tags: ['users'],
@@ -118,7 +118,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
   app.patch(
     '/profile',
     {
-      config: { access: OWN_ACCOUNT },
+      config: { access: { ...OWN_ACCOUNT, account: true } },
       schema: {
         operationId: 'patchProfile',
         tags: ['users'],
@@ -146,7 +146,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
   app.delete(
     '/profile',
     {
-      config: { access: { ...OWN_ACCOUNT, stepUp: true } },
+      config: { access: { ...OWN_ACCOUNT, stepUp: true, directSignInOnly: true } },
       schema: {
         operationId: 'deleteProfile',
         tags: ['users', 'privacy'],
@@ -175,7 +175,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
   app.put(
     '/change-password',
     {
-      config: { noStore: true, access: { ...OWN_ACCOUNT, stepUp: true } },
+      config: { noStore: true, access: { ...OWN_ACCOUNT, stepUp: true, directSignInOnly: true } },
       schema: {
         operationId: 'changePassword',
         tags: ['users'],
