@@ -59,9 +59,12 @@ export interface SessionsTable {
   mfa_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+/** Ed25519 keys sign access tokens (and ID tokens); RSA keys sign ID tokens only. */
+export type SigningAlgorithm = 'EdDSA' | 'RS256';
+
 export interface SigningKeysTable {
   kid: string;
-  alg: 'EdDSA';
+  alg: SigningAlgorithm;
   public_jwk: ColumnType<Record<string, string>, string, string>;
   private_pem: string;
   status: 'active' | 'retiring';
