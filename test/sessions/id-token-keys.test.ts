@@ -124,7 +124,7 @@ describe('keys that sign ID tokens', () => {
     for (const old of signedBefore.values()) assert.throws(() => verifyWithJwks(old, remaining, 'app-client-id'), /publishes the key/);
   });
 
-  it('never verifies an access token with an RSA key: 401, whatever the header says', async () => {
+  it('never verifies an access token with an RSA key, whatever the header says, nor takes an ID token for one: 401', async () => {
     const admin = await loginAdmin(testApp.app);
     // The way these tokens are made works: re-signed with the Ed25519 key, the same token passes.
     const ed25519 = await storedKey(testApp, 'EdDSA');
@@ -139,6 +139,13 @@ describe('keys that sign ID tokens', () => {
     const claimed = await profile(testApp, `${input}.${signBytes('sha256', Buffer.from(input), rsa.privatePem).toString('base64url')}`);
     assert.equal(claimed.statusCode, 401);
     assert.equal(problemOf(claimed).code, 'invalid_token');
+    // Nor is an ID token an access token, though the Ed25519 key signs both: its typ is JWT.
+    const { payload } = decodeJwt(admin.accessToken);
+    const idToken = testApp.idTokens.signIdToken(payload, 'EdDSA');
+    assert.equal(decodeJwt(idToken).header.kid, ed25519.kid);
+    const asAccessToken = await profile(testApp, idToken);
+    assert.equal(asAccessToken.statusCode, 401);
+    assert.equal(problemOf(asAccessToken).code, 'invalid_token');
   });
 
   it('rotates both keys when the automatic rotation is due', async () => {
