@@ -28,6 +28,7 @@ import { JobRunner, jobsPlugin } from './jobs/job-runner.js';
 import { mailPlugin } from './mail/mail-plugin.js';
 import { describeAccess, SCOPES } from './sessions/access-rule.js';
 import { openSigningKeys, sessionsPlugin } from './sessions/sessions-plugin.js';
+import type { IdTokenSigner } from './sessions/id-token-signer.js';
 import { createTokenIssuer } from './sessions/token-issuer.js';
 import { usersPlugin } from './users/users-plugin.js';
 import { variantsPlugin } from './variants/variants-plugin.js';
@@ -58,6 +59,8 @@ export interface BuiltApp {
   jobs: JobRunner;
   /** The figures GET /metrics serves, read now (a queue's gauges query the database). */
   metricsRegistry: Registry;
+  /** Signs ID tokens with the service's keys (for the authorization server, API.md section 18). */
+  idTokens: IdTokenSigner;
 }
 
 /** Builds the app: the ground floors first, then the shared services, then each area. */
@@ -100,5 +103,5 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
   await app.register(clientsPlugin, { tokenIssuer });
-  return { app, jobs, metricsRegistry };
+  return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

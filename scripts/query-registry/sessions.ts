@@ -83,9 +83,9 @@ export const sessions: RepositoryFile[] = [
     entries: {
       liveSigningKeys: call(signingKeyRepository.liveSigningKeys),
       listLiveSigningKeys: call(signingKeyRepository.listLiveSigningKeys),
-      findActiveSigningKey: call(signingKeyRepository.findActiveSigningKey),
+      findActiveSigningKeys: call(signingKeyRepository.findActiveSigningKeys),
       // A new key pair each run: its values are parameters, so the statement reads the same.
-      insertSigningKey: custom('secrets kept as they are', (trx) => signingKeyRepository.insertSigningKey(trx, new SecretsAtRest(undefined))),
+      insertSigningKey: custom('secrets kept as they are', (trx) => signingKeyRepository.insertSigningKey(trx, new SecretsAtRest(undefined), 'EdDSA')),
       listStoredSigningKeysForUpdate: call(signingKeyRepository.listStoredSigningKeysForUpdate),
       storePrivateKey: call(signingKeyRepository.storePrivateKey, 'key-1', 'sealed-pem'),
       retireSigningKey: call(signingKeyRepository.retireSigningKey, 'key-1', SAMPLE.date),

@@ -21,10 +21,10 @@ export async function authPlugin(app: FastifyInstance, options: { database: Data
   for (const routes of [accountRoutes, sessionRoutes, resendRoutes]) await app.register(routes, { prefix: '/api/auth' });
   const { ring, rotation } = options.signingKeys;
   // The routes get the rotation's settings and a reload of this instance's ring, not the ring.
-  const reloadKeys = async () => ring?.reload();
+  const reloadKeys = () => ring.reload();
   await app.register(signingKeyRoutes, { prefix: '/api/signing-keys', rotation, reloadKeys });
   const days = app.config.signingKeyRotationDays;
-  if (ring && days > 0) {
+  if (days > 0) {
     options.jobs.add({
       name: 'rotate-signing-key',
       everyMs: HOUR_MS,

@@ -7,11 +7,11 @@ import { problemResponses } from '../http/problem-schema.js';
 import { ADMIN } from '../sessions/access-rule.js';
 import { liveSigningKeys } from '../sessions/signing-key-repository.js';
 import type { RotationSettings } from '../sessions/signing-key-service.js';
-import { rotateSigningKey } from './signing-key-rotation.js';
+import { rotateSigningKeys } from './signing-key-rotation.js';
 
 const SigningKeySchema = Type.Object({
   kid: Type.String(),
-  alg: Type.Literal('EdDSA'),
+  alg: StringEnum(['EdDSA', 'RS256'], { description: 'EdDSA (Ed25519): signs access tokens (unless JWT_SECRET is set) and ID tokens; RS256 (RSA, 2048 bits): signs ID tokens only.' }),
   status: StringEnum(['active', 'retiring']),
   created_at: Timestamp,
   retires_at: Type.Union([Timestamp, Type.Null()], { description: 'Null for the active key; for a retiring one, when its last token has expired (plus 5 minutes).' }),
@@ -35,6 +35,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ rotation: RotationSet
         operationId: 'listSigningKeys',
         tags: ['auth'],
         summary: 'The signing keys (admin); never a private key',
+        description: 'The keys the JWKS publishes: one active key of each algorithm (EdDSA and RS256) and those still retiring, newest first. With JWT_SECRET set they sign ID tokens only.',
         response: { 200: Type.Object({ items: Type.Array(SigningKeySchema) }), ...problemResponses(401, 403) },
       },
     },
@@ -47,15 +48,16 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ rotation: RotationSet
       schema: {
         operationId: 'rotateSigningKey',
         tags: ['auth'],
-        summary: 'Rotate the signing key (admin)',
-        description: 'The new key signs from now on; the old one stays published and accepted until its tokens have expired. No body.',
+        summary: 'Rotate the signing keys (admin)',
+        description:
+          'Both keys rotate together, in one transaction: the Ed25519 one and the RSA one each get a new key, which signs from now on; the old ones stay published and accepted until their tokens have expired. The reply is the new Ed25519 key (the one that signs access tokens unless JWT_SECRET is set); the new RSA key is listed by GET /api/signing-keys. Each rotated key records a signing_key.rotated event. No body.',
         response: { 200: SigningKeySchema, ...problemResponses(401, 403) },
       },
     },
     async (request) => {
-      const key = await request.access.transaction((trx) => rotateSigningKey(trx, rotation, contextOf(request)));
+      const keys = await request.access.transaction((trx) => rotateSigningKeys(trx, rotation, contextOf(request)));
       await reloadKeys();
-      return toSigningKeyResponse(key);
+      return toSigningKeyResponse(keys.find((key) => key.alg === 'EdDSA')!);
     },
   );
 };

@@ -63,9 +63,12 @@ export interface SessionsTable {
   scopes: ColumnType<string[] | null, string[] | null | undefined, never>;
 }
 
+/** Ed25519 keys sign access tokens (and ID tokens); RSA keys sign ID tokens only. */
+export type SigningAlgorithm = 'EdDSA' | 'RS256';
+
 export interface SigningKeysTable {
   kid: string;
-  alg: 'EdDSA';
+  alg: SigningAlgorithm;
   public_jwk: ColumnType<Record<string, string>, string, string>;
   private_pem: string;
   status: 'active' | 'retiring';

@@ -101,7 +101,7 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
     data: Type.Object({ before: Type.Object({ enabled: Type.Literal(true) }), after: Type.Object({ enabled: Type.Literal(false) }), failing_since: Type.String({ format: 'date-time' }) }),
   },
   'webhook.ping': { summary: 'A test sent by POST /api/webhooks/{id}/ping to that webhook alone (not in the audit log).', data: Type.Object({ webhook_id: Type.String({ format: 'uuid' }) }) },
-  'signing_key.rotated': { summary: 'The signing key of access tokens was rotated.', data: Type.Object({ before: Type.Object({ kid: Type.Union([Type.String(), Type.Null()]) }), after: Type.Object({ kid: Type.String() }) }) },
+  'signing_key.rotated': { summary: 'A signing key was rotated: the Ed25519 key and the RSA key (of ID tokens) rotate together, one event each, named by the new kid.', data: Type.Object({ before: Type.Object({ kid: Type.Union([Type.String(), Type.Null()]) }), after: Type.Object({ kid: Type.String() }) }) },
   'client.created': { summary: 'An API client was created.', data: Type.Object({ after: clientSettings, first_key: Type.Optional(Type.Object(keyOfClient.properties, { description: 'Its first secret; absent for a public app, which has no secret.' })) }) },
   'client.updated': { summary: 'An API client was changed (disabled included).', data: changed('name, description, scopes, status, rate_limit, and an app\'s redirect_uris, post_logout_redirect_uris, first_party, logo_uri and id_token_signed_response_alg') },
   'client.deleted': { summary: 'An API client was deleted.', data: Type.Object({ before: clientSettings }) },

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/tables.js';
 import { admissionHooks, requireAccessRule, type NoteClientUse } from './authenticate.js';
+import { createIdTokenSigner, type IdTokenSigner } from './id-token-signer.js';
 import { KeyRing } from './key-ring.js';
 import { deleteExpiredRefreshTokens } from './refresh-token-repository.js';
 import { purgeSessionsEndedBefore } from './session-repository.js';
@@ -12,7 +13,7 @@ import { SecretsAtRest } from './secrets-at-rest.js';
 import { SessionSchema, TokenPairSchema } from './session-schemas.js';
 import { deleteRetiredSigningKeys } from './signing-key-repository.js';
 import { jwksRoutes } from './jwks-routes.js';
-import { ensureActiveSigningKey, type RotationSettings } from './signing-key-service.js';
+import { ensureActiveSigningKeys, type RotationSettings } from './signing-key-service.js';
 import { ACCESS_TOKEN_RULES, type TokenIssuer } from './token-issuer.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 
@@ -24,13 +25,15 @@ declare module 'fastify' {
 }
 
 /**
- * The Ed25519 keys in memory (none with JWT_SECRET), and how a rotation makes the next one. The
+ * The signing keys in memory (Ed25519 and RSA; with JWT_SECRET they sign ID tokens only), how a
+ * rotation makes the next ones, and the signer of ID tokens for the authorization server. The
  * ring reads the database when it reloads, so it is no decorator: app.ts hands it to the
  * plugins that rotate keys.
  */
 export interface SigningKeys {
-  ring: KeyRing | undefined;
+  ring: KeyRing;
   rotation: RotationSettings;
+  idTokens: IdTokenSigner;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -38,19 +41,20 @@ const HOUR_MS = 60 * 60 * 1000;
 const KEY_RING_REFRESH_MS = 30_000;
 
 /**
- * The signing keys at start: the active key made if there is none, the ring loaded, and its
+ * The signing keys at start: the active key of each algorithm made if there is none, the ring loaded, and its
  * loops (refresh, purge of retired keys) added to the runner.
  */
 export async function openSigningKeys(config: Config, db: Kysely<Database>, jobs: JobRunner): Promise<SigningKeys> {
   const secrets = new SecretsAtRest(config.signingKeyEncryptionKey);
   const rotation = { secrets, accessTokenTtlSeconds: config.accessTokenTtlSeconds };
-  if (config.jwtSecret) return { ring: undefined, rotation };
-  const ring = new KeyRing(db, { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES }, secrets);
-  await ensureActiveSigningKey(db, secrets);
+  // With JWT_SECRET access tokens are HS256 (token-issuer.ts): the keys still exist, for ID tokens.
+  const accessTokenRules = config.jwtSecret ? undefined : { issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.accessTokenTtlSeconds, ...ACCESS_TOKEN_RULES };
+  const ring = new KeyRing(db, secrets, accessTokenRules);
+  await ensureActiveSigningKeys(db, secrets);
   await ring.reload();
   jobs.add({ name: 'refresh-signing-keys', everyMs: KEY_RING_REFRESH_MS, run: () => ring.reload() });
   jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(db) });
-  return { ring, rotation };
+  return { ring, rotation, idTokens: createIdTokenSigner(ring) };
 }
 
 /**

@@ -1,6 +1,7 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPair, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { sql, type Kysely } from 'kysely';
-import type { Database, SigningKeyRow } from '../db/tables.js';
+import type { Database, SigningAlgorithm, SigningKeyRow } from '../db/tables.js';
 import type { SecretsAtRest } from './secrets-at-rest.js';
 
 /** The keys that verify tokens now: the active one and those still retiring, newest first. */
@@ -9,27 +10,37 @@ export function liveSigningKeys(db: Kysely<Database>) {
     .selectFrom('signing_keys')
     .selectAll()
     .where((eb) => eb.or([eb('retires_at', 'is', null), eb('retires_at', '>', new Date())]))
-    .orderBy('created_at', 'desc');
+    .orderBy('created_at', 'desc')
+    .orderBy('alg');
 }
 
 export function listLiveSigningKeys(db: Kysely<Database>): Promise<SigningKeyRow[]> {
   return liveSigningKeys(db).execute();
 }
 
-export function findActiveSigningKey(db: Kysely<Database>): Promise<SigningKeyRow | undefined> {
-  return db.selectFrom('signing_keys').selectAll().where('status', '=', 'active').forUpdate().executeTakeFirst();
+/** The active key of each algorithm (at most one each: the unique index says so). */
+export function findActiveSigningKeys(db: Kysely<Database>): Promise<SigningKeyRow[]> {
+  return db.selectFrom('signing_keys').selectAll().where('status', '=', 'active').orderBy('alg').forUpdate().execute();
 }
 
-/** A new Ed25519 key, its private half sealed as `secrets` says. */
-export function insertSigningKey(db: Kysely<Database>, secrets: SecretsAtRest): Promise<SigningKeyRow> {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+const generate = promisify(generateKeyPair);
+
+/**
+ * A key pair of the algorithm: Ed25519, or RSA of 2048 bits (RFC 7518 asks at least that of
+ * RS256). Generated off the event loop: an RSA key takes tens of milliseconds or more.
+ */
+const generatePair = (alg: SigningAlgorithm) => (alg === 'EdDSA' ? generate('ed25519') : generate('rsa', { modulusLength: 2048 }));
+
+/** A new active key of the algorithm, its private half sealed as `secrets` says. */
+export async function insertSigningKey(db: Kysely<Database>, secrets: SecretsAtRest, alg: SigningAlgorithm): Promise<SigningKeyRow> {
+  const { publicKey, privateKey } = await generatePair(alg);
   const kid = randomUUID();
   return db
     .insertInto('signing_keys')
     .values({
       kid,
-      alg: 'EdDSA',
-      public_jwk: JSON.stringify({ ...publicKey.export({ format: 'jwk' }), kid, alg: 'EdDSA', use: 'sig' }),
+      alg,
+      public_jwk: JSON.stringify({ ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }),
       private_pem: secrets.seal(privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()),
       status: 'active',
       created_at: new Date(),

@@ -94,7 +94,8 @@ function checkedClaims(claims: Record<string, unknown>): AccessTokenClaims | und
 /**
  * Built once from the configuration: Ed25519 keys from the database (`alg: EdDSA`, `kid`),
  * or, with JWT_SECRET, HS256 with that secret. Either way one algorithm is accepted, with
- * `typ: at+jwt` and checked iss, aud, exp.
+ * `typ: at+jwt` and checked iss, aud, exp. The RSA keys sign ID tokens only: the ring has no
+ * access-token verifier for them, nor, with JWT_SECRET, for any key.
  */
 export function createTokenIssuer(config: Config, ring: KeyRing | undefined): TokenIssuer {
   const rules = { issuer: config.jwtIssuer, audience: config.jwtAudience };

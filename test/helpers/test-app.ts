@@ -8,6 +8,7 @@ import { buildConfig, parseEnvironment, type Config } from '../../src/config.js'
 import { openDatabase, type DatabaseHandle, type PoolMode } from '../../src/db/database.js';
 import type { Registry } from 'prom-client';
 import type { JobRunner } from '../../src/jobs/job-runner.js';
+import type { IdTokenSigner } from '../../src/sessions/id-token-signer.js';
 import type { Tracing } from '../../src/tracing.js';
 import { migratedPGliteImage } from './pglite-image.js';
 import { createScratchDatabase as createDatabaseOn } from './scratch-database.js';
@@ -28,6 +29,8 @@ export interface TestApp {
   jobs: JobRunner;
   /** The figures GET /metrics serves, read now rather than at most once a second. */
   metricsRegistry: Registry;
+  /** The app's signer of ID tokens (the authorization server's, API.md section 18). */
+  idTokens: IdTokenSigner;
   /** The database the app runs on, for a test to read or arrange what it checks. */
   db: Kysely<Database>;
   config: Config;
@@ -84,12 +87,13 @@ export async function buildTestApp(
   const database = await openTestDatabase(databaseUrl, config.databaseStatementTimeoutMs, undefined, options.tracing !== undefined);
   const logLines = options.logLines;
   const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : false;
-  const { app, jobs, metricsRegistry } = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
+  const { app, jobs, metricsRegistry, idTokens } = await buildApp({ config, database, logger, tracing: options.tracing, tellOperator: options.tellOperator ?? (() => {}) });
   await app.ready();
   return {
     app,
     jobs,
     metricsRegistry,
+    idTokens,
     db: database.db,
     config,
     databaseUrl,

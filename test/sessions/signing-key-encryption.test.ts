@@ -40,7 +40,7 @@ describe('SIGNING_KEY_ENCRYPTION_KEY', () => {
       const rotated = await sealed.inject({ method: 'POST', url: '/api/signing-keys/rotate', headers: (await loginAdmin(sealed)).auth });
       assert.equal(rotated.statusCode, 200);
       const stored = await sealed.database.selectFrom('signing_keys').select('private_pem').execute();
-      assert.equal(stored.length, 2);
+      assert.equal(stored.length, 4, 'an Ed25519 key and an RSA key, each rotated once');
       for (const row of stored) {
         assert.match(row.private_pem, /^aes256gcm:/);
         assert.doesNotMatch(row.private_pem, /PRIVATE KEY/);

@@ -31,18 +31,22 @@ describe('signing keys and the JWKS', () => {
     assert.equal(header.alg, 'EdDSA');
     assert.equal(header.typ, 'at+jwt');
     const set = await jwks();
-    assert.deepEqual(set.keys.map((key) => key.kid), [header.kid]);
-    assert.deepEqual(Object.keys(set.keys[0]!).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x'], 'public parts only');
+    // The Ed25519 key that signs access tokens, and the RSA key that signs only ID tokens.
+    assert.deepEqual(set.keys.map((key) => key.alg).sort(), ['EdDSA', 'RS256']);
+    const ed25519 = set.keys.find((key) => key.alg === 'EdDSA')!;
+    assert.equal(ed25519.kid, header.kid);
+    assert.deepEqual(Object.keys(ed25519).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x'], 'public parts only');
+    assert.deepEqual(Object.keys(set.keys.find((key) => key.alg === 'RS256')!).sort(), ['alg', 'e', 'kid', 'kty', 'n', 'use'], 'public parts only');
     const { payload } = await jwtVerify(admin.accessToken, createLocalJWKSet(set as never), { issuer: testApp.config.jwtIssuer, audience: 'shop-accounts-api' });
     assert.equal(payload.sub, admin.id);
   });
 
   it('refuses alg confusion: HS256 signed with the public key, and an unknown kid', async () => {
-    const set = await jwks();
+    const ed25519 = (await jwks()).keys.find((key) => key.alg === 'EdDSA')!;
     const { payload } = decodeJwt(admin.accessToken);
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    for (const secret of [set.keys[0]!.x!, JSON.stringify(set.keys[0])]) {
-      const input = `${encode({ alg: 'HS256', typ: 'at+jwt', kid: set.keys[0]!.kid })}.${encode(payload)}`;
+    for (const secret of [ed25519.x!, JSON.stringify(ed25519)]) {
+      const input = `${encode({ alg: 'HS256', typ: 'at+jwt', kid: ed25519.kid })}.${encode(payload)}`;
       const forged = `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
       const response = await profile(forged);
       assert.equal(response.statusCode, 401);
@@ -58,21 +62,36 @@ describe('signing keys and the JWKS', () => {
     const rotated = await testApp.app.inject({ method: 'POST', url: '/api/signing-keys/rotate', headers: admin.auth });
     assert.equal(rotated.statusCode, 200);
     assert.notEqual(rotated.json().kid, oldKid);
-    const listed = (await testApp.app.inject({ method: 'GET', url: '/api/signing-keys', headers: admin.auth })).json().items;
-    assert.deepEqual(listed.map((key: { status: string }) => key.status), ['active', 'retiring']);
-    const retiresAt = new Date(listed[1].retires_at).getTime();
-    assert.ok(Math.abs(retiresAt - (Date.now() + 900_000 + 300_000)) < 10_000, 'retiring until the TTL plus 5 minutes');
-    assert.deepEqual((await jwks()).keys.map((key) => key.kid).sort(), [oldKid, rotated.json().kid].sort());
+    assert.equal(rotated.json().alg, 'EdDSA', 'the reply is the new key of access tokens');
+    const listed: { kid: string; alg: string; status: string; retires_at: string | null }[] = (await testApp.app.inject({ method: 'GET', url: '/api/signing-keys', headers: admin.auth })).json().items;
+    // Both algorithms rotated together: the new keys first, then the retiring ones.
+    assert.deepEqual(
+      listed.map((key) => `${key.status} ${key.alg}`),
+      ['active RS256', 'active EdDSA', 'retiring RS256', 'retiring EdDSA'],
+    );
+    assert.equal(listed[1]!.kid, rotated.json().kid);
+    assert.equal(listed[3]!.kid, oldKid);
+    for (const retiring of listed.slice(2)) {
+      const retiresAt = new Date(retiring.retires_at!).getTime();
+      assert.ok(Math.abs(retiresAt - (Date.now() + 900_000 + 300_000)) < 10_000, 'retiring until the TTL plus 5 minutes');
+    }
+    assert.deepEqual((await jwks()).keys.map((key) => key.kid).sort(), listed.map((key) => key.kid).sort());
     assert.equal((await profile(user.accessToken)).statusCode, 200, 'an old token still works');
     const fresh = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
     assert.equal(decodeJwt(fresh.json().access_token).header.kid, rotated.json().kid);
-    const event = await testApp.db.selectFrom('events').selectAll().where('type', '=', 'signing_key.rotated').executeTakeFirstOrThrow();
-    assert.equal(event.actor_id, admin.id);
+    // One event per key rotated, each naming the new kid and the one it replaced.
+    const events = await testApp.db.selectFrom('events').selectAll().where('type', '=', 'signing_key.rotated').orderBy('subject_id').execute();
+    assert.deepEqual(
+      events.map((event) => ({ actor: event.actor_id, subject: event.subject_id, data: event.data })),
+      [listed[0]!, listed[1]!]
+        .map((key) => ({ actor: admin.id, subject: key.kid, data: { after: { kid: key.kid }, before: { kid: listed.find((old) => old.status === 'retiring' && old.alg === key.alg)!.kid } } }))
+        .sort((a, b) => a.subject.localeCompare(b.subject)),
+    );
 
-    // Its last token has expired: the retiring key is gone.
-    await testApp.db.updateTable('signing_keys').set({ retires_at: new Date(Date.now() - 1000) }).where('kid', '=', String(oldKid)).execute();
+    // Their last tokens have expired: the retiring keys are gone.
+    await testApp.db.updateTable('signing_keys').set({ retires_at: new Date(Date.now() - 1000) }).where('status', '=', 'retiring').execute();
     await testApp.jobs.runNow('refresh-signing-keys');
-    assert.deepEqual((await jwks()).keys.map((key) => key.kid), [rotated.json().kid]);
+    assert.deepEqual((await jwks()).keys.map((key) => key.kid).sort(), [listed[0]!.kid, listed[1]!.kid].sort());
     const expired = await profile(user.accessToken);
     assert.equal(expired.statusCode, 401);
     assert.equal((await testApp.app.inject({ method: 'GET', url: '/api/signing-keys', headers: user.auth })).statusCode, 401);
@@ -93,12 +112,15 @@ describe('signing keys and the JWKS', () => {
 });
 
 describe('signing with JWT_SECRET', () => {
-  it('signs HS256 and publishes no keys', async () => {
+  it('signs HS256 and publishes only the keys of ID tokens', async () => {
     const testApp = await buildTestApp();
     try {
       const admin = await loginAdmin(testApp.app);
       assert.equal(decodeJwt(admin.accessToken).header.alg, 'HS256');
-      assert.deepEqual((await testApp.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json(), { keys: [] });
+      const stored = await testApp.db.selectFrom('signing_keys').select(['kid', 'alg']).orderBy('alg').execute();
+      assert.deepEqual(stored.map((key) => key.alg), ['EdDSA', 'RS256']);
+      const published = (await testApp.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys as Record<string, string>[];
+      assert.deepEqual(published.map((key) => key.kid).sort(), stored.map((key) => key.kid).sort());
     } finally {
       await testApp.close();
     }
@@ -106,15 +128,19 @@ describe('signing with JWT_SECRET', () => {
 });
 
 describe('signing keys across instances (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
-  it('creates one key for instances that start together, and verifies a key another instance just made', async () => {
+  it('creates one key per algorithm for instances that start together, and verifies a key another instance just made', async () => {
     const first = await buildTestApp({ environment: ED25519 });
     const [second, third] = await Promise.all([
       buildTestApp({ environment: ED25519, databaseUrl: first.databaseUrl! }),
       buildTestApp({ environment: ED25519, databaseUrl: first.databaseUrl! }),
     ]);
     try {
-      const keys = await first.db.selectFrom('signing_keys').select('kid').execute();
-      assert.equal(keys.length, 1);
+      // Exactly one key per algorithm, all active: the first start made them, the others found them.
+      const keys = await first.db.selectFrom('signing_keys').select(['alg', 'status']).orderBy('alg').execute();
+      assert.deepEqual(keys, [
+        { alg: 'EdDSA', status: 'active' },
+        { alg: 'RS256', status: 'active' },
+      ]);
       const admin = await loginAdmin(first.app);
       await first.app.inject({ method: 'POST', url: '/api/signing-keys/rotate', headers: admin.auth });
       const signedByNewKey = await loginAdmin(first.app);
