@@ -12,7 +12,7 @@ import { insertSignInChallenge, takeSignInChallenge } from './challenge-reposito
 import { findPasskeyHolder } from './factor-repository.js';
 import { secondStepOf, type SecondStep } from './mfa-login-service.js';
 import type { MfaSettings } from './mfa-settings.js';
-import { CHALLENGE_TTL_SECONDS, challengeOf, signInOptions } from './passkeys.js';
+import { CHALLENGE_TTL_SECONDS, challengeOf, isUserHandleOf, signInOptions } from './passkeys.js';
 import { checkSecondFactor, invalidMfaCode, secondFactorLocked } from './second-factor-check.js';
 
 /**
@@ -29,10 +29,11 @@ export async function signInChallenge(db: Kysely<Database>, settings: MfaSetting
 type SignInOutcome = { pair: TokenPair } | { secondStep: SecondStep } | { refusal: 'assertion' | 'suspended' } | { lockedForSeconds: number };
 
 /**
- * A sign-in by passkey. The credential id of the assertion finds the passkey and its user (the
- * assertion's `userHandle` is not needed: a credential id belongs to one user). An unknown or
- * removed passkey spends the challenge it names and is refused; no account is known to count it
- * against (the route's per-address budget bounds such tries).
+ * A sign-in by passkey. The credential id of the assertion finds the passkey and its user (a
+ * credential id belongs to one user); the assertion's `userHandle`, when sent, must be that
+ * user's (WebAuthn's step for a user not known before the ceremony). An unknown or removed
+ * passkey, or one whose handle names someone else, spends the challenge it names and is refused;
+ * no account is known to count it against (the route's per-address budget bounds such tries).
  *
  * For a known passkey the rest is the password login's and the second step's way: the attempt
  * counts toward the account's failed logins (LOGIN_ACCOUNT_FAILURE_LIMIT) until it proves right;
@@ -54,7 +55,8 @@ export async function signInWithPasskey(
   context: EventContext,
 ): Promise<{ pair: TokenPair } | { secondStep: SecondStep }> {
   const holder = await findPasskeyHolder(db, response.id);
-  const user = holder === undefined ? undefined : await findUserById(db, holder);
+  const handle = response.response.userHandle;
+  const user = holder === undefined || (handle && !isUserHandleOf(handle, holder)) ? undefined : await findUserById(db, holder);
   if (!user) {
     const challenge = challengeOf(response);
     if (challenge) await inTransaction(db, (trx) => takeSignInChallenge(trx, challenge));

@@ -45,6 +45,13 @@ const descriptorOf = (passkey: Pick<StoredPasskey, 'credential_id' | 'transports
 /** The user handle: the user's id as its 16 bytes (no personal data). */
 const userHandle = (userId: string) => Uint8Array.from(Buffer.from(userId.replace(/-/g, ''), 'hex'));
 
+/**
+ * Whether an assertion's user handle (base64url) is this user's. The handle is not what finds the
+ * user (the credential id does: it belongs to one user), and the signature does not cover it; a
+ * handle that names someone else comes from a confused or forged client and is refused.
+ */
+export const isUserHandleOf = (handle: string, userId: string) => Buffer.from(handle, 'base64url').toString('hex') === userId.replace(/-/g, '').toLowerCase();
+
 /** Options for a new passkey: attestation `none`, user verification preferred, the user's passkeys excluded. */
 export function registrationOptions(
   party: RelyingParty,

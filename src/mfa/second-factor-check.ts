@@ -60,7 +60,8 @@ function spendChallenge(trx: Transaction<Database>, challenge: string, userId: s
  * spent). A right proof sets the count back to 0; the MFA_FAILURE_LIMIT-th wrong one in a row
  * locks the user's checks (15 minutes, doubling with each further lock up to 24 hours) and
  * queues the notice, once per lock. The factors checked are locked too, so two requests with
- * one code cannot both pass.
+ * one code cannot both pass. A sign-in by passkey checks its assertion here too (owner
+ * `{ signIn: true }`), so a passkey obeys the same rules whichever factor it stands for.
  */
 export async function checkSecondFactor(
   trx: Transaction<Database>,

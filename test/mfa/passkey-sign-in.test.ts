@@ -244,6 +244,14 @@ describe('sign-in by passkey', () => {
     assert.equal(problemOf(await signIn(app, authenticator.assert(await signInOptions(app), { counter: 50 }))).code, 'invalid_mfa_code', 'a cloned key: the counter must move past 50');
     assert.equal(problemOf(await signIn(app, authenticator.assert(await signInOptions(app), { counter: 49 }))).code, 'invalid_mfa_code');
     assert.equal((await signIn(app, authenticator.assert(await signInOptions(app), { counter: 51 }))).statusCode, 200);
+    // The user handle, when sent, must be the passkey holder's (the signature does not cover it).
+    const other = await createUser(app);
+    const foreignHandle = authenticator.assert(await signInOptions(app));
+    foreignHandle.response.userHandle = Buffer.from(other.id.replace(/-/g, ''), 'hex').toString('base64url');
+    assert.equal(problemOf(await signIn(app, foreignHandle)).code, 'invalid_mfa_code');
+    const noHandle = authenticator.assert(await signInOptions(app));
+    const { userHandle: _omitted, ...withoutHandle } = noHandle.response;
+    assert.equal((await signIn(app, { ...noHandle, response: withoutHandle })).statusCode, 200, 'the credential id alone finds the user');
     // A body that is not an assertion is a schema error.
     assert.equal(problemOf(await signIn(app, { id: 'x' })).code, 'validation_failed');
   });
