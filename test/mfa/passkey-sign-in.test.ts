@@ -364,6 +364,17 @@ describe('sign-in by passkey under concurrency (PostgreSQL, two instances)', { s
     const sessions = await first.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute();
     assert.equal(sessions.filter((session) => session.amr.join(' ') === 'hwk mfa').length, 5, 'one session a round');
   });
+
+  it('accepts one assertion once when the passkey keeps no counter (synced passkeys send 0): the challenge alone decides', async () => {
+    const { user, authenticator } = await userWithPasskey(first.app);
+    for (let round = 0; round < 5; round++) {
+      const assertion = authenticator.assert(await signInOptions(first.app), { counter: 0 });
+      const replies = await Promise.all([signIn(first.app, assertion), signIn(second.app, assertion)]);
+      assert.deepEqual(replies.map((reply) => reply.statusCode).sort(), [200, 400], `round ${round}: ${replies.map((reply) => reply.body).join(' | ')}`);
+    }
+    const sessions = await first.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute();
+    assert.equal(sessions.filter((session) => session.amr.join(' ') === 'hwk mfa').length, 5, 'one session a round');
+  });
 });
 
 /** A 429 `rate_limited` whose Retry-After is at most `maxSeconds`. */
