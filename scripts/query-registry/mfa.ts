@@ -14,6 +14,8 @@ export const mfa: RepositoryFile[] = [
     entries: {
       insertChallenge: call(challengeRepository.insertChallenge, { ...challenge, ttlSeconds: 300 }),
       takeChallenge: call(challengeRepository.takeChallenge, challenge),
+      insertSignInChallenge: call(challengeRepository.insertSignInChallenge, { value: 'challenge-2', ttlSeconds: 300 }),
+      takeSignInChallenge: call(challengeRepository.takeSignInChallenge, 'challenge-2'),
       deleteExpiredChallenges: call(challengeRepository.deleteExpiredChallenges),
     },
   },
@@ -41,6 +43,7 @@ export const mfa: RepositoryFile[] = [
       lockConfirmedFactors: call(factorRepository.lockConfirmedFactors, SAMPLE.userId, 'totp'),
       lockFactor: call(factorRepository.lockFactor, SAMPLE.userId, SAMPLE.factorId),
       passkeyIsRegistered: call(factorRepository.passkeyIsRegistered, 'credential-1'),
+      findPasskeyHolder: call(factorRepository.findPasskeyHolder, 'credential-1'),
       countConfirmedFactors: call(factorRepository.countConfirmedFactors, SAMPLE.userId),
       markTotpStepUsed: call(factorRepository.markTotpStepUsed, SAMPLE.factorId, 58_000_000, false),
       markPasskeyUsed: call(factorRepository.markPasskeyUsed, SAMPLE.factorId, 7),
@@ -64,7 +67,7 @@ export const mfa: RepositoryFile[] = [
     file: 'src/mfa/login-token-repository.ts',
     area: 'mfa',
     entries: {
-      insertLoginToken: call(loginTokenRepository.insertLoginToken, { tokenHash: 'login-hash-2', userId: SAMPLE.userId, sessionVersion: 0, ttlSeconds: 300 }),
+      insertLoginToken: call(loginTokenRepository.insertLoginToken, { tokenHash: 'login-hash-2', userId: SAMPLE.userId, sessionVersion: 0, firstFactor: 'pwd', ttlSeconds: 300 }),
       findLoginToken: call(loginTokenRepository.findLoginToken, 'login-hash'),
       lockLoginToken: call(loginTokenRepository.lockLoginToken, SAMPLE.loginTokenId),
       countLoginTokenFailure: call(loginTokenRepository.countLoginTokenFailure, SAMPLE.loginTokenId),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
-import { AppError, forbidden } from '../http/errors.js';
+import { forbidden } from '../http/errors.js';
 import { loginBudgetKey } from '../http/client-address.js';
 import { setEtag } from '../http/preconditions.js';
 import { problemResponses, resourceReply } from '../http/problem-schema.js';
@@ -15,6 +15,7 @@ import { PUBLIC } from '../sessions/access-rule.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { logIn } from './login-service.js';
+import { mfaRequired } from '../mfa/mfa-login-service.js';
 import { refreshSession } from './refresh-service.js';
 import { toUserResponse } from '../users/user-response.js';
 import { UserSchema } from '../users/user-schemas.js';
@@ -85,7 +86,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
       const { db } = await request.access.anyone();
       const outcome = await logIn(db, tokenIssuer, request.body, clientOf(request), config.loginAccountFailureLimit);
       if ('pair' in outcome) return outcome.pair;
-      throw new AppError('mfa_required', 'This account has a second factor: send it with the mfa_token to POST /api/auth/login/mfa.', undefined, undefined, { ...outcome.secondStep });
+      throw mfaRequired(outcome.secondStep);
     },
   );
 

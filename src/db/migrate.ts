@@ -24,6 +24,7 @@ import { clientTokenGenerations } from './migrations/0022-client-token-generatio
 import { dropCallerChangeNotifications } from './migrations/0023-drop-caller-change-notifications.js';
 import { clientTypes } from './migrations/0024-client-types.js';
 import { idTokenKeys } from './migrations/0026-id-token-keys.js';
+import { passkeySignIn } from './migrations/0027-passkey-sign-in.js';
 import { appSessions } from './migrations/0029-app-sessions.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0023-drop-caller-change-notifications': dropCallerChangeNotifications,
   '0024-client-types': clientTypes,
   '0026-id-token-keys': idTokenKeys,
+  '0027-passkey-sign-in': passkeySignIn,
   '0029-app-sessions': appSessions,
 };
 

@@ -305,6 +305,9 @@ export interface MfaRecoveryCodesTable {
   used_at: Date | null;
 }
 
+/** What a login's first step proved (RFC 8176): a password, or a passkey without user verification. */
+export type FirstFactor = 'pwd' | 'hwk';
+
 export interface MfaLoginTokensTable {
   id: string;
   /** SHA-256 of the `mfa_token` a login answered with. */
@@ -312,6 +315,8 @@ export interface MfaLoginTokensTable {
   user_id: string;
   /** The user's session_version when the password was found right: a change since voids the token. */
   session_version: number;
+  /** The factor the login's first step proved: `pwd` a password, `hwk` a passkey without user verification. */
+  first_factor: ColumnType<FirstFactor, FirstFactor | undefined, FirstFactor>;
   failures: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -332,8 +337,9 @@ export interface MfaFailureLocksTable {
 
 export interface WebauthnChallengesTable {
   challenge: string;
-  purpose: 'registration' | 'authentication';
-  user_id: string;
+  /** `sign_in`: a passkey sign-in's, with no user and no owner (the passkey answering it names the user). */
+  purpose: 'registration' | 'authentication' | 'sign_in';
+  user_id: string | null;
   /** The login (its mfa_token's row) or the session the challenge belongs to. */
   login_token_id: string | null;
   session_id: string | null;

@@ -19,6 +19,23 @@ export async function insertChallenge(db: Kysely<Database>, challenge: { value: 
     .execute();
 }
 
+/** A passkey sign-in's challenge: no user and no owner until a passkey answers it (API.md section 19). */
+export async function insertSignInChallenge(db: Kysely<Database>, challenge: { value: string; ttlSeconds: number }): Promise<void> {
+  await db
+    .insertInto('webauthn_challenges')
+    .values({ challenge: challenge.value, purpose: 'sign_in', user_id: null, login_token_id: null, session_id: null, expires_at: new Date(Date.now() + challenge.ttlSeconds * 1000) })
+    .execute();
+}
+
+/**
+ * Spends a sign-in challenge: deleted whether or not what answers it verifies. True when it
+ * existed and had not expired. Of requests racing with one challenge, one finds it.
+ */
+export async function takeSignInChallenge(trx: Transaction<Database>, value: string): Promise<boolean> {
+  const taken = await trx.deleteFrom('webauthn_challenges').where('challenge', '=', value).where('purpose', '=', 'sign_in').returning('expires_at').executeTakeFirst();
+  return taken !== undefined && taken.expires_at.getTime() > Date.now();
+}
+
 /**
  * Spends a challenge of this purpose, user and owner: it is deleted whether or not what answers
  * it verifies. True when it existed and had not expired.

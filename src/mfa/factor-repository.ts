@@ -46,6 +46,21 @@ export async function passkeyIsRegistered(db: Kysely<Database>, credentialId: st
   return (await db.selectFrom('mfa_factors').select('id').where('credential_id', '=', credentialId).executeTakeFirst()) !== undefined;
 }
 
+/**
+ * The user a confirmed passkey belongs to, by its credential id (what an assertion's `id` names,
+ * unique among every user's passkeys); undefined for an unknown, unconfirmed or removed one.
+ */
+export async function findPasskeyHolder(db: Kysely<Database>, credentialId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('mfa_factors')
+    .select('user_id')
+    .where('credential_id', '=', credentialId)
+    .where('type', '=', 'webauthn')
+    .where('confirmed_at', 'is not', null)
+    .executeTakeFirst();
+  return row?.user_id;
+}
+
 export async function countConfirmedFactors(db: Kysely<Database>, userId: string): Promise<number> {
   const row = await db.selectFrom('mfa_factors').select(sql<number>`count(*)::integer`.as('count')).where('user_id', '=', userId).where('confirmed_at', 'is not', null).executeTakeFirstOrThrow();
   return row.count;

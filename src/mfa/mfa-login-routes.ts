@@ -34,7 +34,9 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings; 
           'is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email ' +
           'at each lock; a right code before the lock starts the count afresh; a lock a day or more after the last one ended is a first one again). The password step of POST /api/auth/login stays open meanwhile. ' +
           'A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. ' +
-          'The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`.',
+          'The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`. ' +
+          'After a sign-in by passkey without user verification (POST /api/auth/login/passkey) the first value is `hwk` instead of `pwd` ' +
+          '(`["hwk","otp","mfa"]`, `["hwk","mfa"]`), and a `webauthn` proof is 400 `invalid_mfa_code`: a passkey does not complete a passkey’s sign-in.',
         body: LoginSecondStepBody,
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 401, 403, 413, 415) },
       },

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, FirstFactor } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { accountSuspended, AppError } from '../http/errors.js';
@@ -28,25 +28,35 @@ export interface SecondStep {
   methods: ('totp' | 'webauthn' | 'recovery_code')[];
 }
 
+/** The 403 `mfa_required` of a sign-in whose user has a second factor (a password's, or a passkey's without user verification). */
+export const mfaRequired = (secondStep: SecondStep) =>
+  new AppError('mfa_required', 'This account has a second factor: send it with the mfa_token to POST /api/auth/login/mfa.', undefined, undefined, { ...secondStep });
+
 /**
- * The second step a login needs, in the login's transaction once the password was found right:
- * undefined for a user without a confirmed factor (the login starts its session), else a new
- * `mfa_token` (256 random bits, kept as its hash) tied to the session version the login saw.
- * Nothing of a session exists until the second step.
+ * The second step a login needs, in the login's transaction once its first factor was found
+ * right: undefined for a user without a confirmed factor that could follow it (the login starts
+ * its session), else a new `mfa_token` (256 random bits, kept as its hash) tied to the session
+ * version the login saw and to the first factor. After a password any factor may follow; after a
+ * passkey without user verification only another kind (TOTP, then also a recovery code): a second
+ * passkey assertion would prove the same possession again. Nothing of a session exists until the
+ * second step.
  */
-export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }): Promise<SecondStep | undefined> {
-  const factors = await factorsOfUser(trx, user.id);
+export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }, firstFactor: FirstFactor = 'pwd'): Promise<SecondStep | undefined> {
+  const factors = (await factorsOfUser(trx, user.id)).filter((factor) => firstFactor === 'pwd' || factor.type !== 'webauthn');
   if (factors.length === 0) return undefined;
   const token = randomBytes(32).toString('base64url');
-  await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
+  await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, firstFactor, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
   return { mfa_token: token, methods: methodsOf(factors.map((factor) => factor.type), await countRecoveryCodesLeft(trx, user.id)) };
 }
 
-/** RFC 8176 values for a session started with a password and this second factor. */
-const SESSION_START: Record<ProofMethod, SessionStart> = {
-  otp: { amr: ['pwd', 'otp', 'mfa'] },
-  hwk: { amr: ['pwd', 'hwk', 'mfa'] },
-  recovery_code: { amr: ['pwd', 'mfa'] },
+/**
+ * RFC 8176 values for a session started with this first factor and this second one. A passkey
+ * never follows a passkey (the second step refuses it before any check), so `hwk` after `hwk`
+ * is there only to complete the table.
+ */
+const SESSION_START: Record<FirstFactor, Record<ProofMethod, SessionStart>> = {
+  pwd: { otp: { amr: ['pwd', 'otp', 'mfa'] }, hwk: { amr: ['pwd', 'hwk', 'mfa'] }, recovery_code: { amr: ['pwd', 'mfa'] } },
+  hwk: { otp: { amr: ['hwk', 'otp', 'mfa'] }, hwk: { amr: ['hwk', 'mfa'] }, recovery_code: { amr: ['hwk', 'mfa'] } },
 };
 
 /** The user a live login token names (before any limit is spent): what the rate limits count by. */
@@ -84,6 +94,11 @@ export async function completeSecondStep(
     if (!token || token.used_at || token.expires_at.getTime() <= Date.now() || token.failures >= WRONG_CODES_PER_TOKEN) return { refusal: 'token' };
     const user = await lockUserForLogin(trx, token.user_id);
     if (!user || user.deleted_at || user.session_version !== token.session_version) return { refusal: 'token' };
+    if (token.first_factor === 'hwk' && 'webauthn' in login.proof) {
+      // A passkey's sign-in is not completed by a passkey: a wrong answer for this token, not a wrong passkey.
+      await countLoginTokenFailure(trx, token.id);
+      return { refusal: 'code' };
+    }
     const checked = await checkSecondFactor(trx, settings, { id: user.id, email: login.email }, login.proof, { loginTokenId: token.id }, { ...context, actorId: user.id, actorType: 'user' });
     if ('lockedForSeconds' in checked) return checked;
     if ('wrong' in checked) {
@@ -92,7 +107,7 @@ export async function completeSecondStep(
     }
     await spendLoginToken(trx, token.id);
     if (user.status !== 'active') return { refusal: 'suspended' };
-    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[checked.method]) };
+    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[token.first_factor][checked.method]) };
   });
   if ('pair' in outcome) {
     await loginSucceeded(db, attempt);

@@ -207,6 +207,15 @@ export const AuthenticationOptionsBody = Type.Object(
   },
 );
 
+export const PasskeySignInBody = Type.Object(
+  { response: AuthenticationResponse },
+  {
+    additionalProperties: false,
+    description: 'The assertion of a discoverable passkey answering a challenge of POST /api/auth/passkey/options.',
+    examples: [{ response: ASSERTION_EXAMPLE }],
+  },
+);
+
 export const VerifiedSchema = Type.Object({ verified_at: Timestamp });
 
 export type VerifyInput = Static<typeof VerifyBody>;

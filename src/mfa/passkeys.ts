@@ -45,6 +45,13 @@ const descriptorOf = (passkey: Pick<StoredPasskey, 'credential_id' | 'transports
 /** The user handle: the user's id as its 16 bytes (no personal data). */
 const userHandle = (userId: string) => Uint8Array.from(Buffer.from(userId.replace(/-/g, ''), 'hex'));
 
+/**
+ * Whether an assertion's user handle (base64url) is this user's. The handle is not what finds the
+ * user (the credential id does: it belongs to one user), and the signature does not cover it; a
+ * handle that names someone else comes from a confused or forged client and is refused.
+ */
+export const isUserHandleOf = (handle: string, userId: string) => Buffer.from(handle, 'base64url').toString('hex') === userId.replace(/-/g, '').toLowerCase();
+
 /** Options for a new passkey: attestation `none`, user verification preferred, the user's passkeys excluded. */
 export function registrationOptions(
   party: RelyingParty,
@@ -73,6 +80,14 @@ export function authenticationOptions(party: RelyingParty, passkeys: Pick<Stored
     userVerification: 'preferred',
     timeout: CHALLENGE_TTL_SECONDS * 1000,
   });
+}
+
+/**
+ * Options for a sign-in by a discoverable passkey (API.md section 19): no `allowCredentials`, so
+ * the browser offers whichever passkeys of this relying party it holds; nobody is known yet.
+ */
+export function signInOptions(party: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return generateAuthenticationOptions({ rpID: party.id, userVerification: 'preferred', timeout: CHALLENGE_TTL_SECONDS * 1000 });
 }
 
 /**
@@ -108,12 +123,18 @@ export async function verifiedRegistration(party: RelyingParty, response: Regist
   }
 }
 
+/** What a verified assertion tells: the passkey's new signature counter, and whether the authenticator verified the user (the UV flag). */
+export interface VerifiedAssertion {
+  counter: number;
+  userVerified: boolean;
+}
+
 /**
- * The passkey's new signature counter after a verified assertion, or undefined for any
- * assertion that does not verify (a bad signature, another origin or challenge, a counter that
- * did not move past the stored one: a cloned authenticator).
+ * A verified assertion's counter and UV flag, or undefined for any assertion that does not
+ * verify (a bad signature, another origin or challenge, a counter that did not move past the
+ * stored one: a cloned authenticator). User verification is not required: it is reported.
  */
-export async function verifiedAssertion(party: RelyingParty, response: AuthenticationResponseJSON, challenge: string, passkey: StoredPasskey): Promise<number | undefined> {
+export async function verifiedAssertion(party: RelyingParty, response: AuthenticationResponseJSON, challenge: string, passkey: StoredPasskey): Promise<VerifiedAssertion | undefined> {
   try {
     const result = await verifyAuthenticationResponse({
       response,
@@ -123,7 +144,7 @@ export async function verifiedAssertion(party: RelyingParty, response: Authentic
       credential: { id: passkey.credential_id, publicKey: passkey.public_key as never, counter: passkey.sign_count, ...(passkey.transports ? { transports: passkey.transports } : {}) },
       requireUserVerification: false,
     });
-    return result.verified ? result.authenticationInfo.newCounter : undefined;
+    return result.verified ? { counter: result.authenticationInfo.newCounter, userVerified: result.authenticationInfo.userVerified } : undefined;
   } catch {
     return undefined;
   }

@@ -58,10 +58,15 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
 
 /**
  * How a session starts (RFC 8176 `amr`): a password alone, or a password and a second factor
- * (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`), whose verification
- * then counts for step-up from the start.
+ * (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`); or a passkey (`hwk`)
+ * alone, with user verification (`mfa`: it counts as two factors), or followed by a TOTP code or
+ * a recovery code (API.md section 19). Where `mfa` is among them, the second factor counts as
+ * verified for step-up from the start.
  */
-export type SessionStart = { amr: ['pwd'] } | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] };
+export type SessionStart =
+  | { amr: ['pwd'] }
+  | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] }
+  | { amr: ['hwk'] | ['hwk', 'mfa'] | ['hwk', 'otp', 'mfa'] };
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
 
 /**

@@ -92,16 +92,18 @@ export class SoftwareAuthenticator {
 
   /**
    * navigator.credentials.get(), as AuthenticationResponseJSON, by the first credential the
-   * options allow (or the one given). `counter` forces the signature counter (a cloned key).
+   * options allow (or the one given). `counter` forces the signature counter (a cloned key);
+   * `userVerified: false` leaves the UV flag off (a security key without a PIN), else it is on.
    */
-  assert(options: RequestOptions, choose: { credentialId?: string; counter?: number; origin?: string; tamper?: boolean } = {}) {
+  assert(options: RequestOptions, choose: { credentialId?: string; counter?: number; origin?: string; tamper?: boolean; userVerified?: boolean } = {}) {
     const allowed = new Set((options.allowCredentials ?? []).map((descriptor) => descriptor.id));
     const credential = this.credentials.find((candidate) => (choose.credentialId ? b64url(candidate.id) === choose.credentialId : allowed.size === 0 || allowed.has(b64url(candidate.id))));
     if (!credential) throw new Error('no credential of this authenticator is allowed');
     credential.counter = choose.counter ?? credential.counter + 1;
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(credential.counter);
-    const authData = Buffer.concat([sha256(options.rpId ?? this.rpId), Buffer.from([FLAG_USER_PRESENT | FLAG_USER_VERIFIED]), counter]);
+    const flags = FLAG_USER_PRESENT | (choose.userVerified === false ? 0 : FLAG_USER_VERIFIED);
+    const authData = Buffer.concat([sha256(options.rpId ?? this.rpId), Buffer.from([flags]), counter]);
     const clientDataJSON = this.clientData('webauthn.get', options.challenge, choose.origin);
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), credential.privateKey);
     if (choose.tamper) signature[signature.length - 1]! ^= 0x01;

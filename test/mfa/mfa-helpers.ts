@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Session } from '../helpers/test-app.js';
+import type { SoftwareAuthenticator } from '../helpers/software-authenticator.js';
 import { TotpDevice } from '../helpers/totp-device.js';
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -29,4 +30,12 @@ export async function loginWithTotp(app: FastifyInstance, email: string, passwor
   assert.equal(second.statusCode, 200, second.body);
   const tokens = second.json() as { access_token: string; refresh_token: string };
   return { ...tokens, auth: bearer(tokens.access_token) };
+}
+
+/** Registers a passkey of the authenticator for the session's user (a factor of section 12); returns the reply. */
+export async function registerPasskey(app: FastifyInstance, session: Session, authenticator: SoftwareAuthenticator, name?: string) {
+  const options = await app.inject({ method: 'POST', url: '/api/auth/mfa/webauthn/registration-options', headers: session.auth });
+  assert.equal(options.statusCode, 200, options.body);
+  const response = authenticator.register(options.json());
+  return app.inject({ method: 'POST', url: '/api/auth/mfa/webauthn', headers: session.auth, payload: { ...(name ? { name } : {}), response } });
 }
