@@ -1,3 +1,4 @@
+import * as locationRepository from '../../src/inventory/location-repository.js';
 import * as reservationRepository from '../../src/inventory/reservation-repository.js';
 import * as stockMovementRepository from '../../src/inventory/stock-movement-repository.js';
 import * as stockRepository from '../../src/inventory/stock-repository.js';
@@ -6,6 +7,20 @@ import { call, callerReadSample, FIRST_PAGE, notSql, recordNothing, SAMPLE, type
 const movement = { variant_id: SAMPLE.variantId, delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: SAMPLE.userId };
 
 export const inventory: RepositoryFile[] = [
+  {
+    file: 'src/inventory/location-repository.ts',
+    area: 'inventory',
+    entries: {
+      locationsByPriority: callerReadSample(locationRepository.locationsByPriority),
+      locationById: callerReadSample(locationRepository.locationById, SAMPLE.locationId),
+      lockLocation: call(locationRepository.lockLocation, SAMPLE.locationId),
+      takeDefaultLocationTurn: call(locationRepository.takeDefaultLocationTurn),
+      insertLocation: call(locationRepository.insertLocation, { id: SAMPLE.newId, code: 'hamburg', name: 'Hamburg', priority: 100, status: 'active', created_at: SAMPLE.date, updated_at: SAMPLE.date }),
+      updateLocation: call(locationRepository.updateLocation, SAMPLE.locationId, { name: 'Berlin, hall 2', is_default: false }),
+      clearDefaultLocation: call(locationRepository.clearDefaultLocation, SAMPLE.locationId),
+      deleteLocation: call(locationRepository.deleteLocation, SAMPLE.locationId),
+    },
+  },
   {
     file: 'src/inventory/reservation-repository.ts',
     area: 'inventory',

@@ -108,6 +108,7 @@ export const SAMPLE = {
   uploadId: '00000000-0000-4000-8000-000000000011',
   factorId: '00000000-0000-4000-8000-000000000012',
   loginTokenId: '00000000-0000-4000-8000-000000000013',
+  locationId: '00000000-0000-4000-8000-000000000016',
   /** An id no sample row has (a new row's). */
   newId: '00000000-0000-4000-8000-000000000099',
   date: new Date('2026-01-01T00:00:00.000Z'),
@@ -151,6 +152,7 @@ export async function seedSampleRows(db: Kysely<Database>): Promise<void> {
     sql`insert into mfa_factors (id, user_id, type, name, totp_secret, confirmed_at, created_at) values (${id.factorId}, ${id.userId}, 'totp', 'Phone', 'SECRET', now(), now())`,
     sql`insert into mfa_login_tokens (id, token_hash, user_id, session_version, created_at, expires_at) values (${id.loginTokenId}, 'login-hash', ${id.userId}, 0, now(), now() + interval '5 minutes')`,
     sql`insert into mfa_failure_locks (user_id, updated_at) values (${id.userId}, now())`,
+    sql`insert into locations (id, code, name, priority) values (${id.locationId}, 'berlin-1', 'Berlin', 10)`,
     sql`insert into signing_keys (kid, alg, public_jwk, private_pem, status, created_at) values ('key-1', 'EdDSA', '{}', 'pem', 'retiring', now())`,
   ];
   for (const statement of statements) await statement.execute(db);

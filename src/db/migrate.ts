@@ -25,6 +25,7 @@ import { dropCallerChangeNotifications } from './migrations/0023-drop-caller-cha
 import { clientTypes } from './migrations/0024-client-types.js';
 import { idTokenKeys } from './migrations/0026-id-token-keys.js';
 import { passkeySignIn } from './migrations/0027-passkey-sign-in.js';
+import { locations } from './migrations/0028-locations.js';
 import { appSessions } from './migrations/0029-app-sessions.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0024-client-types': clientTypes,
   '0026-id-token-keys': idTokenKeys,
   '0027-passkey-sign-in': passkeySignIn,
+  '0028-locations': locations,
   '0029-app-sessions': appSessions,
 };
 

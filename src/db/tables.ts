@@ -213,6 +213,21 @@ export interface WebhooksTable {
   updated_at: Timestamp;
 }
 
+export type LocationStatus = 'active' | 'inactive';
+
+/** A place stock is kept (API.md section 21); exactly one is the default. */
+export interface LocationsTable {
+  id: string;
+  code: string;
+  name: string;
+  priority: ColumnType<number, number | undefined, number>;
+  status: ColumnType<LocationStatus, LocationStatus | undefined, LocationStatus>;
+  is_default: ColumnType<boolean, boolean | undefined, boolean>;
+  version: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface WebhookDeliveriesTable {
@@ -409,6 +424,7 @@ export interface Database {
   variants: VariantsTable;
   events: EventsTable;
   webhooks: WebhooksTable;
+  locations: LocationsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   api_clients: ApiClientsTable;
   mfa_factors: MfaFactorsTable;
@@ -430,6 +446,7 @@ export type LedgerRow = Selectable<BalanceLedgerTable>;
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
+export type LocationRow = Selectable<LocationsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;

@@ -37,6 +37,9 @@ export const EVENT_TYPES = [
   'client.secret_created',
   'client.secret_deleted',
   'import.finished',
+  'location.created',
+  'location.updated',
+  'location.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -45,4 +48,4 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const UNAUDITED_EVENT_TYPES: readonly EventType[] = ['webhook.ping'];
 /** What a webhook may subscribe to, and what the audit log shows. */
 export const AUDITED_EVENT_TYPES = EVENT_TYPES.filter((type) => !UNAUDITED_EVENT_TYPES.includes(type));
-export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'client' | 'import';
+export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'client' | 'import' | 'location';

@@ -39,6 +39,13 @@ const clientSettings = Type.Object({
   logo_uri: Type.Union([Type.String(), Type.Null()]),
   id_token_signed_response_alg: Type.Union([StringEnum(['RS256', 'EdDSA']), Type.Null()], { description: 'Null for a service client.' }),
 });
+const locationSettings = Type.Object({
+  code: Type.String(),
+  name: Type.String(),
+  priority: Type.Integer(),
+  status: StringEnum(['active', 'inactive']),
+  is_default: Type.Boolean(),
+});
 const lines = Type.Array(Type.Object({ variant_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() }));
 const statusChange = (from: string, to: string) => Type.Object({ before: Type.Object({ status: Type.Literal(from) }), after: Type.Object({ status: Type.Literal(to) }) });
 const closing = (status: string) => Type.Intersect([statusChange('active', status), Type.Object({ lines, reference: Type.Union([Type.String(), Type.Null()]) })]);
@@ -107,6 +114,12 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
   'client.deleted': { summary: 'An API client was deleted.', data: Type.Object({ before: clientSettings }) },
   'client.secret_created': { summary: 'An API client got a new secret.', data: Type.Object({ key: keyOfClient, others_expire_in: Type.Union([Type.Integer(), Type.Null()]) }) },
   'client.secret_deleted': { summary: "An API client's secret was deleted.", data: Type.Object({ key: keyOfClient }) },
+  'location.created': { summary: 'A location was created.', data: Type.Object({ after: locationSettings }) },
+  'location.updated': {
+    summary: 'A location was changed; when the default moves, each of the two locations records its own (is_default true on one, false on the other).',
+    data: changed('code, name, priority, status and is_default'),
+  },
+  'location.deleted': { summary: 'A location was deleted.', data: Type.Object({ before: locationSettings }) },
   'import.finished': {
     summary: 'A variant import finished (succeeded, failed or cancelled).',
     data: Type.Object({ status: Type.String(), rows_total: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(), failed: Type.Integer() }),

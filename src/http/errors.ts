@@ -37,6 +37,8 @@ const PROBLEM_STATUS = {
   too_many_factors: 409,
   import_finished: 409,
   client_type: 409,
+  location_code_taken: 409,
+  default_location: 409,
   idempotency_in_progress: 409,
   precondition_failed: 412,
   payload_too_large: 413,

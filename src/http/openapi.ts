@@ -75,6 +75,7 @@ function openApiDocument(config: Config, options: { scopes: Record<string, strin
       { name: 'balance', description: 'Store credit and its ledger' },
       { name: 'variants', description: 'Product variants' },
       { name: 'inventory', description: 'Stock movements and adjustments' },
+      { name: 'locations', description: 'The places stock is kept; one of them is the default' },
       { name: 'events', description: 'The audit log' },
       { name: 'webhooks', description: 'Signed deliveries of events to other systems' },
       { name: 'clients', description: 'API clients: other services, with scopes; the OAuth token endpoint' },

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
+import { LocationSchema } from './location-schemas.js';
+import { locationRoutes } from './location-routes.js';
 import { reconcileReserved } from './reconciliation-service.js';
 import { overdueReservationStats } from './reservation-repository.js';
 import { ReservationSchema } from './reservation-schemas.js';
@@ -15,7 +17,7 @@ const EXPIRY_EVERY_MS = 1000;
 const RECONCILE_EVERY_MS = 60_000;
 
 /**
- * Inventory, the one owner of stock: movements, adjustments and reservations (the variants
+ * Inventory, the one owner of stock: the locations it is kept at, movements, adjustments and reservations (the variants
  * area calls it for a variant's stock), the expiry of lapsed reservations and the reconciliation
  * of `reserved` with the open reservation lines.
  */
@@ -24,7 +26,9 @@ export const inventoryPlugin = fastifyPlugin(
     const { db } = options.database;
     app.addSchema(StockMovementSchema);
     app.addSchema(ReservationSchema);
+    app.addSchema(LocationSchema);
     await app.register(reservationRoutes, { prefix: '/api' });
+    await app.register(locationRoutes, { prefix: '/api/locations' });
     const expired = app.metrics.counter({ name: 'reservations_expired_total', help: 'Reservations closed by the expiry job.' });
     app.metrics.queue('reservations_overdue', 'Active reservations past their expires_at, not yet expired', () => overdueReservationStats(db));
     options.jobs.add({ name: 'expire-reservations', everyMs: EXPIRY_EVERY_MS, run: async () => expired.inc(await expireLapsedReservations(db)) });

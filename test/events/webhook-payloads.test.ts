@@ -28,7 +28,7 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     assert.ok(document.components.schemas.Problem.properties.code.enum.includes('insufficient_stock'));
   });
 
-  it('matches every event the service records, as it is sent, for the changes of users, variants, reservations, webhooks and API clients', async () => {
+  it('matches every event the service records, as it is sent, for the changes of users, variants, reservations, webhooks, API clients and locations', async () => {
     const { app, admin } = fixture;
     const call = async (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) => {
       const response = await app.inject({ method, url, headers: { ...admin.auth, ...headers }, ...(payload ? { payload } : {}) });
@@ -63,6 +63,11 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     const publicApp = await call('POST', '/api/clients', { name: 'Shop app', type: 'public', scopes: ['openid'], redirect_uris: ['com.example.shop:/callback'] });
     await call('PATCH', `/api/clients/${publicApp.id}`, { redirect_uris: ['https://shop.example.com/cb'], first_party: true, logo_uri: 'https://cdn.example.com/logo.png' }, { 'content-type': 'application/merge-patch+json' });
     await call('DELETE', `/api/clients/${publicApp.id}`);
+    const location = await call('POST', '/api/locations', { code: 'payload-hall', name: 'Hall' });
+    await call('PATCH', `/api/locations/${location.id}`, { priority: 5, is_default: true }, { 'content-type': 'application/merge-patch+json' });
+    const [theDefault] = await fixture.db.selectFrom('locations').select('id').where('code', '=', 'default').execute();
+    await call('PATCH', `/api/locations/${theDefault!.id}`, { is_default: true });
+    await call('DELETE', `/api/locations/${location.id}`);
     await call('DELETE', `/api/users/${customer.id}`, undefined);
 
     const events = await fixture.db.selectFrom('events').selectAll().execute();
