@@ -46,8 +46,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The public keys that verify access tokens
-         * @description Cacheable for 5 minutes. Empty when the deployment signs with JWT_SECRET (HS256).
+         * The public keys that verify access tokens and ID tokens
+         * @description Cacheable for 5 minutes. The Ed25519 keys (`kty: OKP`, `alg: EdDSA`) verify access tokens and ID tokens; the RSA keys (`kty: RSA`, `alg: RS256`) verify ID tokens only. Each algorithm has its active key, and the retiring ones stay until their last token has expired. When the deployment signs access tokens with JWT_SECRET (HS256), the keys here verify ID tokens only.
          *
          *     No token needed.
          */
@@ -553,7 +553,9 @@ export interface paths {
         };
         /**
          * The signing keys (admin); never a private key
-         * @description Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         * @description The keys the JWKS publishes: one active key of each algorithm (EdDSA and RS256) and those still retiring, newest first. With JWT_SECRET set they sign ID tokens only.
+         *
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listSigningKeys"];
         put?: never;
@@ -574,8 +576,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rotate the signing key (admin)
-         * @description The new key signs from now on; the old one stays published and accepted until its tokens have expired. No body.
+         * Rotate the signing keys (admin)
+         * @description Both keys rotate together, in one transaction: the Ed25519 one and the RSA one each get a new key, which signs from now on; the old ones stay published and accepted until their tokens have expired. The reply is the new Ed25519 key (the one that signs access tokens unless JWT_SECRET is set); the new RSA key is listed by GET /api/signing-keys. Each rotated key records a signing_key.rotated event. No body.
          *
          *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
@@ -799,11 +801,55 @@ export interface paths {
         put?: never;
         /**
          * Finish a login with a second factor: a new session and its token pair
-         * @description Send the `mfa_token` of the login’s 403 `mfa_required` reply with a TOTP `code`, a `recovery_code`, or a passkey’s `webauthn` assertion (answering a challenge of POST /api/auth/mfa/webauthn/authentication-options for this mfa_token). A wrong one is 400 `invalid_mfa_code`; the 5th wrong one kills the mfa_token (401 `invalid_mfa_token`, as for an unknown, expired or spent one). Rate-limited like logins, per address and account (LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong second-factor codes in a row of one user, at logins and step-ups from any address, lock its second-factor checks: they are answered 400 `invalid_mfa_code` as usual, and every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email at each lock; a right code before the lock starts the count afresh; a lock a day or more after the last one ended is a first one again). The password step of POST /api/auth/login stays open meanwhile. A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`.
+         * @description Send the `mfa_token` of the login’s 403 `mfa_required` reply with a TOTP `code`, a `recovery_code`, or a passkey’s `webauthn` assertion (answering a challenge of POST /api/auth/mfa/webauthn/authentication-options for this mfa_token). A wrong one is 400 `invalid_mfa_code`; the 5th wrong one kills the mfa_token (401 `invalid_mfa_token`, as for an unknown, expired or spent one). Rate-limited like logins, per address and account (LOGIN_RATE_LIMIT), and wrong codes count toward LOGIN_ACCOUNT_FAILURE_LIMIT. MFA_FAILURE_LIMIT (10) wrong second-factor codes in a row of one user, at logins and step-ups from any address, lock its second-factor checks: they are answered 400 `invalid_mfa_code` as usual, and every check after them, the right code included, is 429 `rate_limited` with `Retry-After` for 15 minutes, doubling with each further lock up to 24 hours (the user gets an email at each lock; a right code before the lock starts the count afresh; a lock a day or more after the last one ended is a first one again). The password step of POST /api/auth/login stays open meanwhile. A password change, reset, suspension, deletion, factor removal or factor reset since the login voids the mfa_token. The access token carries `amr` (`["pwd","otp","mfa"]`, `["pwd","hwk","mfa"]`, or `["pwd","mfa"]` for a recovery code) and `auth_time`. After a sign-in by passkey without user verification (POST /api/auth/login/passkey) the first value is `hwk` instead of `pwd` (`["hwk","otp","mfa"]`, `["hwk","mfa"]`), and a `webauthn` proof is 400 `invalid_mfa_code`: a passkey does not complete a passkey’s sign-in.
          *
          *     No token needed.
          */
         post: operations["loginSecondStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Options to sign in with a passkey, no email or password
+         * @description No body and no access token. The options carry no `allowCredentials`: the browser offers the passkeys of this relying party it holds (those registered at POST /api/auth/mfa/webauthn are discoverable). The challenge is kept in the database, good for 5 minutes and for one assertion at POST /api/auth/login/passkey, good or bad. Rate-limited per client address (an IPv6 address by its /64): LOGIN_RATE_LIMIT requests a minute, then 429 `rate_limited` with `Retry-After`; so one address holds at most 5 × LOGIN_RATE_LIMIT live challenges (expired ones are purged hourly).
+         *
+         *     No token needed.
+         */
+        post: operations["startPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey: a new session and its token pair
+         * @description Send the assertion (`AuthenticationResponseJSON`) answering a challenge of POST /api/auth/passkey/options; its credential id finds the passkey and its user (a `userHandle`, when sent, must be that user’s: else 400 `invalid_mfa_code`). With user verification (the UV flag) the passkey counts as two factors: 200, `amr` `["hwk","mfa"]`, `mfa_verified_at` set. Without it, it counts as one: a user with a TOTP factor gets 403 `mfa_required` as a password login does (`methods` then lists `totp` and `recovery_code` but never `webauthn`: a passkey does not complete a passkey’s sign-in, and a `webauthn` proof for that mfa_token is 400 `invalid_mfa_code`); POST /api/auth/login/mfa then gives `amr` `["hwk","otp","mfa"]` (`["hwk","mfa"]` for a recovery code); any other user gets 200 with `amr` `["hwk"]` and no verified second factor (step-up asks for one). An unknown or removed passkey, a bad signature, another origin, a signature counter that did not move past the stored one, and a challenge that is unknown, expired or used are 400 `invalid_mfa_code`; the challenge is spent either way. Only a right assertion of a suspended user is 403 `account_suspended`. Limits: every request counts toward LOGIN_RATE_LIMIT a minute per client address (an IPv6 address by its /64; no account is known before the passkey is found, so the budget is the address’s alone, apart from the password logins’); for a known passkey, a wrong assertion counts as a failed login toward the account’s LOGIN_ACCOUNT_FAILURE_LIMIT (past it 429, the right passkey included) and as a wrong second-factor code toward MFA_FAILURE_LIMIT (while the user’s second-factor checks are locked, 429 with `Retry-After`). An unknown credential counts toward no account. A sign-in that overlaps a password change, suspension or deletion of its user never yields a session that outlives that change.
+         *
+         *     No token needed.
+         */
+        post: operations["loginWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -944,6 +990,66 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every location, by priority, then code (manager, admin)
+         * @description Not paged: a shop has few locations, so `items` holds them all (no `next_cursor`); the order is `priority` (lower first), then `code` without regard to letter case.
+         *
+         *     Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        get: operations["listLocations"];
+        put?: never;
+        /**
+         * Create a location (admin)
+         * @description A new location is never the default (PATCH `is_default: true` moves the mark to it) and holds no stock. `code` is stored as sent and unique without regard to case: 409 `location_code_taken`. Records `location.created`.
+         *
+         *     Who: admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        post: operations["createLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/locations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One location (manager, admin)
+         * @description Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        get: operations["getLocation"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a location (admin)
+         * @description The default cannot be deleted: 409 `default_location` (make another the default first). A location where any variant has stock or an open allocation will be 409 `location_not_empty` once stock is kept per location; until then every unit is at the default. Honours If-Match. Records `location.deleted`. No body.
+         *
+         *     Who: admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        delete: operations["deleteLocation"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a location's code, name, priority or status, or make it the default (admin)
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`). `is_default` takes only `true` (`false` is 400 `validation_failed`): the location becomes the default and the one that was loses the mark in the same transaction, each recording its `location.updated` and moving its `version`; concurrent moves end with exactly one default. The default is always active: making it inactive, or making an inactive location the default without `status: active` in the same patch, is 409 `default_location`. A code another location has in any case is 409 `location_code_taken`. `{}` (or a patch to the values it has) changes nothing and keeps `version`.
+         *
+         *     Who: admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        patch: operations["patchLocation"];
         trace?: never;
     };
     "/api/variants": {
@@ -1679,7 +1785,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -1759,7 +1865,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of email, email_verified, name and phone. */
@@ -1837,7 +1943,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -1917,7 +2023,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -1990,7 +2096,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2063,7 +2169,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2143,7 +2249,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2225,7 +2331,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2306,7 +2412,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2387,7 +2493,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2464,7 +2570,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2540,7 +2646,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2617,7 +2723,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2696,7 +2802,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2768,7 +2874,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2840,7 +2946,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: Record<string, never>;
@@ -2910,7 +3016,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2982,7 +3088,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3068,7 +3174,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3151,7 +3257,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3232,7 +3338,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3320,7 +3426,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3403,7 +3509,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3489,7 +3595,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3575,7 +3681,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3661,7 +3767,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3739,7 +3845,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of url, events, description and enabled. */
@@ -3817,7 +3923,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3895,7 +4001,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3976,7 +4082,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4012,7 +4118,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * The signing key of access tokens was rotated.
+         * A signing key was rotated: the Ed25519 key and the RSA key (of ID tokens) rotate together, one event each, named by the new kid.
          * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
          */
         post: {
@@ -4049,7 +4155,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4126,7 +4232,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4221,7 +4327,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of name, description, scopes, status, rate_limit, and an app's redirect_uris, post_logout_redirect_uris, first_party, logo_uri and id_token_signed_response_alg. */
@@ -4299,7 +4405,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4388,7 +4494,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4465,7 +4571,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4541,7 +4647,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4551,6 +4657,242 @@ export interface webhooks {
                             updated: number;
                             unchanged: number;
                             failed: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location was created.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "location.created";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            after: {
+                                code: string;
+                                name: string;
+                                priority: number;
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                is_default: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location was changed; when the default moves, each of the two locations records its own (is_default true on one, false on the other).
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "location.updated";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        /** @description `before` and `after` hold only the fields that changed, of code, name, priority, status and is_default. */
+                        data: {
+                            before: {
+                                [key: string]: unknown;
+                            };
+                            after: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location was deleted.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "location.deleted";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            before: {
+                                code: string;
+                                name: string;
+                                priority: number;
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                is_default: boolean;
+                            };
                         };
                     };
                 };
@@ -4599,7 +4941,7 @@ export interface components {
              * @description Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             errors?: {
                 /** @description JSON Pointer into the request. */
                 path: string;
@@ -4804,6 +5146,44 @@ export interface components {
             updated_at: string;
         };
         /**
+         * Location
+         * @example {
+         *       "id": "5d3c2b1a-0f9e-4d8c-b7a6-958473625140",
+         *       "code": "default",
+         *       "name": "Default",
+         *       "priority": 100,
+         *       "status": "active",
+         *       "is_default": true,
+         *       "version": 1,
+         *       "created_at": "2026-11-22T08:00:00.000Z",
+         *       "updated_at": "2026-11-22T08:00:00.000Z"
+         *     }
+         */
+        Location: {
+            /** Format: uuid */
+            id: string;
+            code: string;
+            name: string;
+            priority: number;
+            /** @enum {string} */
+            status: "active" | "inactive";
+            /** @description Exactly one location is the default. */
+            is_default: boolean;
+            version: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             * @example 2026-11-21T20:25:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             * @example 2026-11-21T20:25:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
          * Variant
          * @example {
          *       "id": "7b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
@@ -4883,7 +5263,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished";
+            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
@@ -4897,7 +5277,7 @@ export interface components {
             /** @description The X-Request-Id of the request that made the change. */
             request_id: string | null;
             /** @enum {string} */
-            subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import";
+            subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
             /** Format: uuid */
             subject_id: string;
             /** @description `before` and `after` of the fields the change altered, the movement of a balance or stock change, and any `reason`. */
@@ -4925,7 +5305,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types it is sent, or `["*"]` for all. */
-            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished")[];
+            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
             description: string | null;
             enabled: boolean;
             version: number;
@@ -8236,8 +8616,11 @@ export interface operations {
                     "application/json": {
                         items: {
                             kid: string;
-                            /** @enum {string} */
-                            alg: "EdDSA";
+                            /**
+                             * @description EdDSA (Ed25519): signs access tokens (unless JWT_SECRET is set) and ID tokens; RS256 (RSA, 2048 bits): signs ID tokens only.
+                             * @enum {string}
+                             */
+                            alg: "EdDSA" | "RS256";
                             /** @enum {string} */
                             status: "active" | "retiring";
                             /**
@@ -8324,8 +8707,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         kid: string;
-                        /** @enum {string} */
-                        alg: "EdDSA";
+                        /**
+                         * @description EdDSA (Ed25519): signs access tokens (unless JWT_SECRET is set) and ID tokens; RS256 (RSA, 2048 bits): signs ID tokens only.
+                         * @enum {string}
+                         */
+                        alg: "EdDSA" | "RS256";
                         /** @enum {string} */
                         status: "active" | "retiring";
                         /**
@@ -9834,6 +10220,223 @@ export interface operations {
             };
         };
     };
+    startPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Give it to navigator.credentials.get() (or @simplewebauthn/browser startAuthentication). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Valid 5 minutes, for one assertion, good or bad. */
+                        challenge: string;
+                        timeout?: number;
+                        rpId?: string;
+                        /** @description The user's passkeys. */
+                        allowCredentials?: ({
+                            id: string;
+                            /** @example public-key */
+                            type: string;
+                            transports?: string[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        userVerification?: string;
+                        extensions?: {
+                            [key: string]: unknown;
+                        };
+                        hints?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    loginWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The assertion of a discoverable passkey answering a challenge of POST /api/auth/passkey/options. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "response": {
+                 *         "id": "Aw3sV2fy0uQ4lN8m6x1kYQ",
+                 *         "rawId": "Aw3sV2fy0uQ4lN8m6x1kYQ",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiNGRyRjRxN0NPT3RlQjF2Y0x5bkQ3ZyIsIm9yaWdpbiI6Imh0dHBzOi8vc2hvcC5leGFtcGxlLmNvbSJ9",
+                 *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
+                 *           "signature": "MEUCIQDx1s0",
+                 *           "userHandle": "lT2fEx1iQyCPf1n6dU5QfA"
+                 *         },
+                 *         "clientExtensionResults": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * AuthenticationResponseJSON
+                     * @description What navigator.credentials.get() gave, as JSON (PublicKeyCredential.toJSON()).
+                     */
+                    response: {
+                        id: string;
+                        rawId: string;
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        authenticatorAttachment?: string | null;
+                        /** @description As the browser gave them. */
+                        clientExtensionResults: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        type: "public-key";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPair"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     resetUserMfa: {
         parameters: {
             query?: never;
@@ -10575,6 +11178,626 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every location, by priority, then code (without regard to case); not paged. */
+                        items: components["schemas"]["Location"][];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "berlin-1",
+                 *       "name": "Berlin warehouse",
+                 *       "priority": 10
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1 to 32 characters of [A-Za-z0-9_-]; unique without regard to case, and stored as sent.
+                     * @example berlin-1
+                     */
+                    code: string;
+                    /**
+                     * @description What staff call the location: 1 to 100 characters, stored without surrounding white space.
+                     * @example Berlin warehouse
+                     */
+                    name: string;
+                    /**
+                     * @description Lower first (then by code): 0 to 1000; 100 when left out.
+                     * @example 10
+                     */
+                    priority?: number;
+                    /**
+                     * @description `active` when left out. The default location is always active.
+                     * @enum {string}
+                     */
+                    status?: "active" | "inactive";
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    /** @description The path of the new resource. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location. */
+            200: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag. No body. */
+            304: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteLocation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read, e.g. `"3"` (quotes included), or `*`; a stale one gets 412 and changes nothing. An empty value is the same as no If-Match.
+                 * @example "1"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current version. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchLocation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read, e.g. `"3"` (quotes included), or `*`; a stale one gets 412 and changes nothing. An empty value is the same as no If-Match.
+                 * @example "1"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): fields left out stay. Every field is required of a location, so `null` is a 400 for each. `{}` changes nothing and does not move `version`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description 1 to 32 characters of [A-Za-z0-9_-]; unique without regard to case, and stored as sent.
+                     * @example berlin-1
+                     */
+                    code?: string;
+                    /**
+                     * @description What staff call the location: 1 to 100 characters, stored without surrounding white space.
+                     * @example Berlin warehouse
+                     */
+                    name?: string;
+                    /**
+                     * @description Lower first (then by code): 0 to 1000; 100 when left out.
+                     * @example 10
+                     */
+                    priority?: number;
+                    /**
+                     * @description `active` when left out. The default location is always active.
+                     * @enum {string}
+                     */
+                    status?: "active" | "inactive";
+                    /**
+                     * @description Only `true`: this location becomes the default, and the one that was loses the mark in the same change.
+                     * @enum {boolean}
+                     */
+                    is_default?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description The location after the change. */
+            200: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current version. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12954,7 +14177,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -12979,7 +14202,7 @@ export interface operations {
                         id: string;
                         url: string;
                         /** @description The event types it is sent, or `["*"]` for all. */
-                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished")[];
+                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                         description: string | null;
                         enabled: boolean;
                         version: number;
@@ -13233,7 +14456,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -15917,9 +17140,9 @@ export const pathsApiUsersIdBalancePutResponses200HeadersIdempotentReplayedValue
 export const pathsApiUsersIdVerifyEmailResendPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/users/{id}/verify-email/resend"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
 export const pathsApiAuthPasswordResetPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/password-reset"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
 export const pathsApiAuthVerifyEmailResendPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/verify-email/resend"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
-export const pathsApiSigningKeysGetResponses200ContentApplicationJsonItemsAlgValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys"]["get"]["responses"]["200"]["content"]["application/json"]["items"]["alg"]> = ["EdDSA"];
+export const pathsApiSigningKeysGetResponses200ContentApplicationJsonItemsAlgValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys"]["get"]["responses"]["200"]["content"]["application/json"]["items"]["alg"]> = ["EdDSA", "RS256"];
 export const pathsApiSigningKeysGetResponses200ContentApplicationJsonItemsStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys"]["get"]["responses"]["200"]["content"]["application/json"]["items"]["status"]> = ["active", "retiring"];
-export const pathsApiSigningKeysRotatePostResponses200ContentApplicationJsonAlgValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys/rotate"]["post"]["responses"]["200"]["content"]["application/json"]["alg"]> = ["EdDSA"];
+export const pathsApiSigningKeysRotatePostResponses200ContentApplicationJsonAlgValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys/rotate"]["post"]["responses"]["200"]["content"]["application/json"]["alg"]> = ["EdDSA", "RS256"];
 export const pathsApiSigningKeysRotatePostResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys/rotate"]["post"]["responses"]["200"]["content"]["application/json"]["status"]> = ["active", "retiring"];
 export const pathsApiAuthMfaTotpPostResponses201ContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/mfa/totp"]["post"]["responses"]["201"]["content"]["application/json"]["type"]> = ["totp"];
 export const pathsApiAuthMfaTotpIdConfirmPostResponses200ContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/mfa/totp/{id}/confirm"]["post"]["responses"]["200"]["content"]["application/json"]["type"]> = ["totp", "webauthn"];
@@ -15935,8 +17158,11 @@ export const pathsApiAuthLoginMfaPostRequestBodyContentApplicationJsonAnyOf2Weba
 }>["webauthn"], {
     type: unknown;
 }>["type"]> = ["public-key"];
+export const pathsApiAuthLoginPasskeyPostRequestBodyContentApplicationJsonResponseTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/login/passkey"]["post"]["requestBody"]["content"]["application/json"]["response"]["type"]> = ["public-key"];
 export const pathsApiReservationsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/reservations"]["get"]["parameters"]["query"]["status"]> = ["active", "committed", "released", "expired"];
 export const pathsApiReservationsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/reservations"]["post"]["responses"]["201"]["headers"]["idempotent-replayed"]> = ["true"];
+export const pathsApiLocationsPostRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/locations"]["post"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "inactive"];
+export const pathsApiLocationsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/locations/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "inactive"];
 export const pathsApiVariantsBatchPostRequestBodyContentApplicationJsonOperationsAnyOf0OpValues: ReadonlyArray<Extract<FlattenedDeepRequired<paths>["/api/variants/batch"]["post"]["requestBody"]["content"]["application/json"]["operations"], {
     op: unknown;
 }>["op"]> = ["create"];
@@ -15950,9 +17176,9 @@ export const pathsApiVariantsBatchPostResponses200ContentApplicationJsonResultsO
 export const pathsApiVariantsIdStockPutResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/{id}/stock"]["put"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiStockAdjustmentsPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-adjustments"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiEventsGetParametersQueryActor_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/events"]["get"]["parameters"]["query"]["actor_type"]> = ["user", "client"];
-export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished"];
-export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished"];
-export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished"];
+export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const pathsApiVariantsImportsPostParametersQueryModeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["mode"]> = ["upsert", "create"];
 export const pathsApiVariantsImportsPostParametersQueryOn_errorValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["on_error"]> = ["reject_all", "skip_failed"];
 export const pathsApiVariantsImportsPostResponses202HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["responses"]["202"]["headers"]["idempotent-replayed"]> = ["true"];
@@ -15968,88 +17194,96 @@ export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonStatusValues
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonDataCauseValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["data"]["cause"]> = ["logout", "sign_out", "admin_sign_out", "refresh_reuse"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonDataTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["data"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonDataTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["data"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonDataFactors_removedTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["data"]["factors_removed"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserErasedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserErasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksUserErasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookPingPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookPingPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksWebhookPingPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["type"]> = ["service", "confidential", "public"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["type"]> = ["service", "confidential", "public"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
+export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksImportFinishedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksImportFinishedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
+export const webhooksImportFinishedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonDataAfterStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["status"]> = ["active", "inactive"];
+export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonDataBeforeStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["status"]> = ["active", "inactive"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
 export const problemMethodsAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["totp"];
 export const problemMethodsAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["webauthn"];
 export const problemMethodsAnyOf2Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["recovery_code"];
@@ -16058,10 +17292,11 @@ export const userRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const userStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["User"]["status"]> = ["active", "suspended"];
 export const mfaFactorTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MfaFactor"]["type"]> = ["totp", "webauthn"];
 export const reservationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reservation"]["status"]> = ["active", "committed", "released", "expired"];
-export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished"];
+export const locationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Location"]["status"]> = ["active", "inactive"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const eventActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["actor_type"]> = ["user", "client"];
-export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished"];
+export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const webhookDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["status"]> = ["pending", "succeeded", "failed"];
 export const variantImportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["status"]> = ["pending", "running", "succeeded", "failed", "cancelled"];
 export const variantImportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["format"]> = ["csv", "jsonl"];

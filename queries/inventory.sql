@@ -1,5 +1,68 @@
 -- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
 
+-- src/inventory/location-repository.ts: locationsByPriority(beside a user's caller, then alone: )
+select "caller".*, "requested".*
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
+  left join lateral (select true as "caller__row", "requested_rows".*
+  from (select *
+  from "locations"
+  order by "priority", lower(code)) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($3::text[]) or caller.caller__id = $4::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $5::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $6::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+select * from "locations" order by "priority", lower(code);
+
+-- src/inventory/location-repository.ts: locationById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000016')
+select "caller".*, "requested".*
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
+  left join lateral (select true as "caller__row", "requested_rows".*
+  from (select *
+  from "locations"
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+select * from "locations" where "id" = $1;
+
+-- src/inventory/location-repository.ts: lockLocation('00000000-0000-4000-8000-000000000016')
+select * from "locations" where "id" = $1 for update;
+
+-- src/inventory/location-repository.ts: takeDefaultLocationTurn()
+select pg_advisory_xact_lock($1);
+
+-- src/inventory/location-repository.ts: insertLocation({ id: '00000000-0000-4000-8000-000000000099', code: 'hamburg', name: 'Hamburg', priority: 100, status: 'active', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' })
+insert into "locations" ("id", "code", "name", "priority", "status", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7)
+  returning *;
+
+-- src/inventory/location-repository.ts: updateLocation('00000000-0000-4000-8000-000000000016', { name: 'Berlin, hall 2', is_default: false })
+update "locations" set "name" = $1, "is_default" = $2, "version" = version + 1, "updated_at" = $3
+  where "id" = $4
+  returning *;
+
+-- src/inventory/location-repository.ts: clearDefaultLocation('00000000-0000-4000-8000-000000000016')
+update "locations" set "is_default" = $1, "version" = version + 1, "updated_at" = $2
+  where "is_default" = $3 and "id" <> $4
+  returning *;
+
+-- src/inventory/location-repository.ts: deleteLocation('00000000-0000-4000-8000-000000000016')
+delete from "locations" where "id" = $1;
+
 -- src/inventory/reservation-repository.ts: withLinesOfPage([{ id: '00000000-0000-4000-8000-000000000004', status: 'active', reference: null, expires_at: '2026-01-01T00:00:00.000Z', created_by: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }])
 select * from "reservation_lines" where "reservation_id" in ($1) order by "position";
 

@@ -9,6 +9,12 @@ delete
   where "challenge" = $1 and "purpose" = $2 and "user_id" = $3 and "login_token_id" = $4
   returning "expires_at";
 
+-- src/mfa/challenge-repository.ts: insertSignInChallenge({ value: 'challenge-2', ttlSeconds: 300 })
+insert into "webauthn_challenges" ("challenge", "purpose", "user_id", "login_token_id", "session_id", "expires_at") values ($1, $2, $3, $4, $5, $6);
+
+-- src/mfa/challenge-repository.ts: takeSignInChallenge('challenge-2')
+delete from "webauthn_challenges" where "challenge" = $1 and "purpose" = $2 returning "expires_at";
+
 -- src/mfa/challenge-repository.ts: deleteExpiredChallenges()
 delete from "webauthn_challenges" where "expires_at" < now();
 
@@ -82,6 +88,11 @@ select * from "mfa_factors" where "id" = $1 and "user_id" = $2 for update;
 -- src/mfa/factor-repository.ts: passkeyIsRegistered('credential-1')
 select "id" from "mfa_factors" where "credential_id" = $1;
 
+-- src/mfa/factor-repository.ts: findPasskeyHolder('credential-1')
+select "user_id"
+  from "mfa_factors"
+  where "credential_id" = $1 and "type" = $2 and "confirmed_at" is not null;
+
 -- src/mfa/factor-repository.ts: countConfirmedFactors('00000000-0000-4000-8000-000000000001')
 select count(*)::integer as "count"
   from "mfa_factors"
@@ -124,8 +135,8 @@ update "mfa_failure_locks" set "failures" = $1, "updated_at" = now()
 -- src/mfa/failure-lock-repository.ts: deleteFailureCount('00000000-0000-4000-8000-000000000001')
 delete from "mfa_failure_locks" where "user_id" = $1;
 
--- src/mfa/login-token-repository.ts: insertLoginToken({ tokenHash: 'login-hash-2', userId: '00000000-0000-4000-8000-000000000001', sessionVersion: 0, ttlSeconds: 300 })
-insert into "mfa_login_tokens" ("id", "token_hash", "user_id", "session_version", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6)
+-- src/mfa/login-token-repository.ts: insertLoginToken({ tokenHash: 'login-hash-2', userId: '00000000-0000-4000-8000-000000000001', sessionVersion: 0, firstFactor: 'pwd', ttlSeconds: 300 })
+insert into "mfa_login_tokens" ("id", "token_hash", "user_id", "session_version", "first_factor", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6, $7)
   returning *;
 
 -- src/mfa/login-token-repository.ts: findLoginToken('login-hash')

@@ -165,16 +165,16 @@ with gone as (
 select *
   from "signing_keys"
   where ("retires_at" is null or "retires_at" > $1)
-  order by "created_at" desc;
+  order by "created_at" desc, "alg";
 
 -- src/sessions/signing-key-repository.ts: listLiveSigningKeys()
 select *
   from "signing_keys"
   where ("retires_at" is null or "retires_at" > $1)
-  order by "created_at" desc;
+  order by "created_at" desc, "alg";
 
--- src/sessions/signing-key-repository.ts: findActiveSigningKey()
-select * from "signing_keys" where "status" = $1 for update;
+-- src/sessions/signing-key-repository.ts: findActiveSigningKeys()
+select * from "signing_keys" where "status" = $1 order by "alg" for update;
 
 -- src/sessions/signing-key-repository.ts: insertSigningKey(secrets kept as they are)
 insert into "signing_keys" ("kid", "alg", "public_jwk", "private_pem", "status", "created_at", "retires_at") values ($1, $2, $3, $4, $5, $6, $7)
