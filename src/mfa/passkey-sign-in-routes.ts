@@ -63,7 +63,7 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSetti
         summary: 'Sign in with a passkey: a new session and its token pair',
         description:
           'Send the assertion (`AuthenticationResponseJSON`) answering a challenge of POST /api/auth/passkey/options; its credential id finds the ' +
-          'passkey and its user (a `userHandle`, when sent, must be that user’s: else 400 `invalid_mfa_code`). With user verification (the UV flag) the passkey counts as two factors: 200, `amr` `["hwk","mfa"]`, ' +
+          'passkey and its user (the assertion’s `userHandle` must be present and be that user’s, as WebAuthn Level 3 §7.2 requires of a sign-in where nobody was identified first: else 400 `invalid_mfa_code`). With user verification (the UV flag) the passkey counts as two factors: 200, `amr` `["hwk","mfa"]`, ' +
           '`mfa_verified_at` set. Without it, it counts as one: a user with a TOTP factor gets 403 `mfa_required` as a password login does ' +
           '(`methods` then lists `totp` and `recovery_code` but never `webauthn`: a passkey does not complete a passkey’s sign-in, and a ' +
           '`webauthn` proof for that mfa_token is 400 `invalid_mfa_code`); POST /api/auth/login/mfa then gives `amr` `["hwk","otp","mfa"]` ' +

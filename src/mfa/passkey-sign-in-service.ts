@@ -30,7 +30,7 @@ type SignInOutcome = { pair: TokenPair } | { secondStep: SecondStep } | { refusa
 
 /**
  * A sign-in by passkey. The credential id of the assertion finds the passkey and its user (a
- * credential id belongs to one user); the assertion's `userHandle`, when sent, must be that
+ * credential id belongs to one user); the assertion's `userHandle` must be present and be that
  * user's (WebAuthn's step for a user not known before the ceremony). An unknown or removed
  * passkey, or one whose handle names someone else, spends the challenge it names and is refused;
  * no account is known to count it against (the route's per-address budget bounds such tries).
@@ -56,7 +56,9 @@ export async function signInWithPasskey(
 ): Promise<{ pair: TokenPair } | { secondStep: SecondStep }> {
   const holder = await findPasskeyHolder(db, response.id);
   const handle = response.response.userHandle;
-  const user = holder === undefined || (handle && !isUserHandleOf(handle, holder)) ? undefined : await findUserById(db, holder);
+  // WebAuthn Level 3, 7.2 step 6: nobody was identified before this ceremony, so the assertion must
+  // name its user, and that user must hold the credential.
+  const user = holder === undefined || !handle || !isUserHandleOf(handle, holder) ? undefined : await findUserById(db, holder);
   if (!user) {
     const challenge = challengeOf(response);
     if (challenge) await inTransaction(db, (trx) => takeSignInChallenge(trx, challenge));

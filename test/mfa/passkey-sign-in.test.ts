@@ -244,14 +244,17 @@ describe('sign-in by passkey', () => {
     assert.equal(problemOf(await signIn(app, authenticator.assert(await signInOptions(app), { counter: 50 }))).code, 'invalid_mfa_code', 'a cloned key: the counter must move past 50');
     assert.equal(problemOf(await signIn(app, authenticator.assert(await signInOptions(app), { counter: 49 }))).code, 'invalid_mfa_code');
     assert.equal((await signIn(app, authenticator.assert(await signInOptions(app), { counter: 51 }))).statusCode, 200);
-    // The user handle, when sent, must be the passkey holder's (the signature does not cover it).
+    // The user handle must be sent and be the passkey holder's (WebAuthn Level 3, 7.2 step 6).
     const other = await createUser(app);
     const foreignHandle = authenticator.assert(await signInOptions(app));
     foreignHandle.response.userHandle = Buffer.from(other.id.replace(/-/g, ''), 'hex').toString('base64url');
     assert.equal(problemOf(await signIn(app, foreignHandle)).code, 'invalid_mfa_code');
     const noHandle = authenticator.assert(await signInOptions(app));
     const { userHandle: _omitted, ...withoutHandle } = noHandle.response;
-    assert.equal((await signIn(app, { ...noHandle, response: withoutHandle })).statusCode, 200, 'the credential id alone finds the user');
+    assert.equal(problemOf(await signIn(app, { ...noHandle, response: withoutHandle })).code, 'invalid_mfa_code', 'no user handle: refused');
+    const nullHandle = authenticator.assert(await signInOptions(app));
+    assert.equal(problemOf(await signIn(app, { ...nullHandle, response: { ...nullHandle.response, userHandle: null } })).code, 'invalid_mfa_code', 'a null user handle: refused');
+    assert.equal((await signIn(app, authenticator.assert(await signInOptions(app)))).statusCode, 200, 'the same passkey with its handle signs in');
     // A body that is not an assertion is a schema error.
     assert.equal(problemOf(await signIn(app, { id: 'x' })).code, 'validation_failed');
   });
