@@ -1,3 +1,5 @@
+import { LOOPBACK_HOSTS } from '../http/loopback-hosts.js';
+
 /**
  * Which URIs an app may register (API.md section 18, "Apps"), in plain words. A redirect URI is
  * where the service will send a user's authorization code, so anything a browser or an attacker
@@ -6,9 +8,6 @@
  * scheme that is not `https`, loopback `http` or a native app's private-use scheme (RFC 8252
  * §7.1, a reversed domain name such as `com.example.shop`), so never `javascript:` or `data:`.
  */
-
-/** The hosts of RFC 8252's loopback redirects, as WHATWG URL writes them (and so, a URI being in its normal form, as it is written). */
-export const LOOPBACK_HOSTS = ['127.0.0.1', '[::1]', 'localhost'] as const;
 
 /** `scheme://authority`: the authority, where user information would be. */
 const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
@@ -52,7 +51,7 @@ export function refuseRedirectUri(uri: string): string | undefined {
   const { protocol, hostname, host, pathname } = url!;
   if (protocol === 'https:') return undefined;
   if (protocol === 'http:') {
-    return (LOOPBACK_HOSTS as readonly string[]).includes(hostname) ? undefined : 'may use http only on a loopback host (127.0.0.1, [::1] or localhost); use https';
+    return LOOPBACK_HOSTS.includes(hostname) ? undefined : 'may use http only on a loopback host (127.0.0.1, [::1] or localhost); use https';
   }
   if (!PRIVATE_USE_SCHEME.test(protocol)) {
     return 'must use https, http on a loopback host, or a private-use scheme of a native app such as com.example.shop:/callback';

@@ -11,7 +11,7 @@ export const factorResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id/mfa',
     {
-      config: { access: { roles: ADMIN, stepUp: true } },
+      config: { access: { roles: ADMIN, stepUp: true, directSignInOnly: true } },
       schema: {
         operationId: 'resetUserMfa',
         tags: ['users', 'mfa'],

@@ -222,7 +222,9 @@ export class Access {
    */
   async oneStatement<T>(write: (db: Kysely<Database>, letIn: () => RawBuilder<boolean>, actor: { type: 'user' | 'client'; id: string }) => Promise<T | undefined>): Promise<T | undefined> {
     const key = this.#key;
-    if (this.admitted || this.rule.public || !key || key.kind === 'client-secret' || this.#decision) return undefined;
+    // An `account` route narrows an app's `account` to its own user in code only (the statement's
+    // condition binds the route's self once), so such a route writes in a transaction.
+    if (this.admitted || this.rule.public || this.rule.account || !key || key.kind === 'client-secret' || this.#decision) return undefined;
     if (key.kind === 'client-token') this.#counted ??= await this.host.countClientRequest(key.clientId);
     const gate = this.gate();
     const budget = this.#counted && { count: this.#counted.count, defaultLimit: this.host.defaultClientRateLimit };

@@ -93,7 +93,8 @@ export function userCaller(db: Kysely<Database>, key: { userId: string; sessionI
       'users.id as caller__id',
       'users.role as caller__role',
       'users.status as caller__status',
-      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now())`.as('caller__live'),
+      // A session an app started is only ever the app's: its token is read by appUserCaller.
+      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null)`.as('caller__live'),
       // Worked out on the database's clock: a flag costs less to read than a timestamp.
       sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
       sql<string[] | null>`null::text[]`.as('caller__scopes'),

@@ -27,14 +27,16 @@ const successorKey = (spent: string) => keyFromSecret('refresh-token-successor',
  * the token leaked: the session ends in the caller's transaction (which records
  * `user.sessions_ended` with cause `refresh_reuse` and commits before refusing). The session is locked before the token, the order in which
  * sign-outs lock them, so a refresh racing a suspension or a password change cannot deadlock.
+ * A session an app started is refreshed only by that app, authenticated at the token endpoint
+ * (`appId`; OAuth 2.1 §4.3): to anyone else, the section 3 refresh included, its token is invalid.
  */
-export async function rotateRefreshToken(trx: Transaction<Database>, issuer: TokenIssuer, refreshToken: string): Promise<RefreshOutcome> {
+export async function rotateRefreshToken(trx: Transaction<Database>, issuer: TokenIssuer, refreshToken: string, appId: string | null = null): Promise<RefreshOutcome> {
   const tokenHash = hashRefreshToken(refreshToken);
   const found = await findRefreshToken(trx, tokenHash);
   if (!found) return { refusal: 'invalid' };
   const session = await findSessionForUpdate(trx, found.family_id);
   const stored = await findRefreshTokenForUpdate(trx, tokenHash);
-  if (!stored || !session) return { refusal: 'invalid' };
+  if (!stored || !session || session.client_id !== appId) return { refusal: 'invalid' };
   const user = await findUserStanding(trx, stored.user_id);
   if (!user) return { refusal: 'invalid' };
   // While suspended the answer is the suspension; after it, the token is dead (401).

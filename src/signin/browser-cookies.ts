@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isLoopbackHttp } from '../http/loopback-hosts.js';
 
 /**
  * The hosted pages' cookies (API.md section 18): `__Host-` prefixed, Secure, host-only,
@@ -10,7 +11,7 @@ export class BrowserCookies {
   private readonly secure: boolean;
 
   constructor(publicUrl: string) {
-    this.secure = new URL(publicUrl).protocol === 'https:';
+    this.secure = !isLoopbackHttp(new URL(publicUrl));
   }
 
   /** The name a cookie has on this deployment: `shop_sid` is `__Host-shop_sid` over https. */

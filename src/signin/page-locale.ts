@@ -19,7 +19,7 @@ function acceptedTags(header: string): string[] {
     .split(',')
     .map((part, position) => {
       const [tag = '', ...parameters] = part.split(';');
-      const weight = parameters.map((parameter) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/.exec(parameter)?.[1]).find((value) => value !== undefined);
+      const weight = parameters.map((parameter) => /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/.exec(parameter)?.[1]).find((value) => value !== undefined);
       return { tag: tag.trim(), weight: weight === undefined ? 1 : Number(weight), position };
     })
     .filter(({ tag, weight }) => tag !== '' && tag !== '*' && weight > 0)

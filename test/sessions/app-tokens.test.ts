@@ -28,11 +28,9 @@ describe("an app's token for a user", () => {
   };
 
   /** The session an app starts for the user once the user signed in and granted `scopes`: what the code exchange does. */
-  const appToken = async (user: Session, clientId: string, scopes: string[]) => {
-    const issuer = createTokenIssuer(fixture.testApp.config, undefined);
-    const pair = await startSession(fixture.db, issuer, user.id, { userAgent: 'test', ip: '127.0.0.1' }, PASSWORD_ONLY, { clientId, scopes });
-    return pair.access_token;
-  };
+  const appPair = (user: Session, clientId: string, scopes: string[]) =>
+    startSession(fixture.db, createTokenIssuer(fixture.testApp.config, undefined), user.id, { userAgent: 'test', ip: '127.0.0.1' }, PASSWORD_ONLY, { clientId, scopes });
+  const appToken = async (user: Session, clientId: string, scopes: string[]) => (await appPair(user, clientId, scopes)).access_token;
 
   const refusal = (reply: Awaited<ReturnType<typeof inject>>, status: number, code: string) => {
     assert.equal(reply.statusCode, status, reply.body);
@@ -131,6 +129,18 @@ describe("an app's token for a user", () => {
     refusal(await profile(), 401, 'invalid_token');
     const row = await fixture.db.selectFrom('sessions').select(['client_id', 'scopes', 'ended_at']).where('id', '=', claims.sid).executeTakeFirstOrThrow();
     assert.deepEqual({ client_id: row.client_id, scopes: row.scopes, ended: row.ended_at !== null }, { client_id: clientId, scopes: ['account'], ended: true });
+  });
+
+  it("has its refresh token taken only from the app, never at the section 3 refresh, and a direct sign-in's token never passes for an app's", async () => {
+    const clientId = await createApp();
+    const customer = await createUser(fixture.app);
+    const pair = await appPair(customer, clientId, ['account']);
+    refusal(await fixture.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: pair.refresh_token } }), 401, 'invalid_token');
+    assert.equal((await inject('GET', '/api/users/profile', pair.access_token)).statusCode, 200, 'the refusal ended nothing');
+    // A token without the app's claims for the app's session: not a direct sign-in's.
+    const claims = JSON.parse(Buffer.from(pair.access_token.split('.')[1]!, 'base64url').toString());
+    const withoutApp = createTokenIssuer(fixture.testApp.config, undefined).signAccessToken(customer.id, claims.sid, { amr: ['pwd'], authTime: new Date() });
+    refusal(await inject('DELETE', '/api/users/profile', withoutApp), 401, 'invalid_token');
   });
 
   it("is 403 account_suspended while its user is suspended, like the user's own token", async () => {

@@ -50,5 +50,9 @@ describe('CSRF tokens of the hosted pages', () => {
     const reply = await app.inject({ method: 'GET', url: '/page' });
     assert.equal(String(reply.headers['set-cookie']), `shop_csrf=${reply.json().token}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax`);
     await app.close();
+    const elsewhere = await pageApp('http://shop.internal:8080');
+    const kept = await elsewhere.inject({ method: 'GET', url: '/page' });
+    assert.match(String(kept.headers['set-cookie']), /^__Host-shop_csrf=[A-Za-z0-9_-]{43}; .*; Secure$/, 'plain http elsewhere keeps Secure and the prefix (a browser then sets no cookie, and no post counts)');
+    await elsewhere.close();
   });
 });

@@ -27,6 +27,7 @@ describe('hosted pages: language, messages, document and policy', () => {
     assert.equal(chooseLocale('ja', 'fr, *;q=0.5', 'de'), 'de', 'nothing supported: SIGNIN_DEFAULT_LOCALE');
     assert.equal(chooseLocale(undefined, 'DE-at', 'en'), 'de', 'tags are case-insensitive');
     assert.equal(chooseLocale(undefined, ';;,q=1,de;q=abc', 'en'), 'de', 'a malformed weight counts as 1, never a throw');
+    assert.equal(chooseLocale(undefined, 'en, de;q=1.5', 'en'), 'en', 'a weight above 1 is malformed: 1, after the earlier tag');
   });
 
   it('writes every message in every language, with the same arguments as the English one', () => {
