@@ -64,7 +64,7 @@ export const mfa: RepositoryFile[] = [
     file: 'src/mfa/login-token-repository.ts',
     area: 'mfa',
     entries: {
-      insertLoginToken: call(loginTokenRepository.insertLoginToken, { tokenHash: 'login-hash-2', userId: SAMPLE.userId, sessionVersion: 0, ttlSeconds: 300 }),
+      insertLoginToken: call(loginTokenRepository.insertLoginToken, { tokenHash: 'login-hash-2', userId: SAMPLE.userId, sessionVersion: 0, firstFactor: 'pwd', ttlSeconds: 300 }),
       findLoginToken: call(loginTokenRepository.findLoginToken, 'login-hash'),
       lockLoginToken: call(loginTokenRepository.lockLoginToken, SAMPLE.loginTokenId),
       countLoginTokenFailure: call(loginTokenRepository.countLoginTokenFailure, SAMPLE.loginTokenId),

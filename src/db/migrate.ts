@@ -23,6 +23,7 @@ import { secondFactorLocks } from './migrations/0021-second-factor-locks.js';
 import { clientTokenGenerations } from './migrations/0022-client-token-generations.js';
 import { dropCallerChangeNotifications } from './migrations/0023-drop-caller-change-notifications.js';
 import { clientTypes } from './migrations/0024-client-types.js';
+import { emailCodes } from './migrations/0025-email-codes.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0022-client-token-generations': clientTokenGenerations,
   '0023-drop-caller-change-notifications': dropCallerChangeNotifications,
   '0024-client-types': clientTypes,
+  '0025-email-codes': emailCodes,
 };
 
 /**

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, MfaLoginTokenRow } from '../db/tables.js';
 
-export function insertLoginToken(trx: Transaction<Database>, token: { tokenHash: string; userId: string; sessionVersion: number; ttlSeconds: number }): Promise<MfaLoginTokenRow> {
+export function insertLoginToken(
+  trx: Transaction<Database>,
+  token: { tokenHash: string; userId: string; sessionVersion: number; firstFactor: string; ttlSeconds: number },
+): Promise<MfaLoginTokenRow> {
   const now = new Date();
   return trx
     .insertInto('mfa_login_tokens')
@@ -11,6 +14,7 @@ export function insertLoginToken(trx: Transaction<Database>, token: { tokenHash:
       token_hash: token.tokenHash,
       user_id: token.userId,
       session_version: token.sessionVersion,
+      first_factor_amr: [token.firstFactor],
       created_at: now,
       expires_at: new Date(now.getTime() + token.ttlSeconds * 1000),
     })

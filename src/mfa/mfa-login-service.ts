@@ -5,7 +5,7 @@ import { inTransaction } from '../db/transaction.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { accountSuspended, AppError } from '../http/errors.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { startSession, type ClientDetails, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
+import { startSession, type ClientDetails, type FirstFactor, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
 import { findUserById, lockUserForLogin } from '../users/user-service.js';
 import { factorsOfUser } from './factor-repository.js';
@@ -31,23 +31,23 @@ export interface SecondStep {
 /**
  * The second step a login needs, in the login's transaction once the password was found right:
  * undefined for a user without a confirmed factor (the login starts its session), else a new
- * `mfa_token` (256 random bits, kept as its hash) tied to the session version the login saw.
+ * `mfa_token` (256 random bits, kept as its hash) tied to the session version the login saw, and
+ * remembering how the first factor was proved (the session's `amr` starts with it).
  * Nothing of a session exists until the second step.
  */
-export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }): Promise<SecondStep | undefined> {
+export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }, firstFactor: FirstFactor = 'pwd'): Promise<SecondStep | undefined> {
   const factors = await factorsOfUser(trx, user.id);
   if (factors.length === 0) return undefined;
   const token = randomBytes(32).toString('base64url');
-  await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
+  await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, firstFactor, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
   return { mfa_token: token, methods: methodsOf(factors.map((factor) => factor.type), await countRecoveryCodesLeft(trx, user.id)) };
 }
 
-/** RFC 8176 values for a session started with a password and this second factor. */
-const SESSION_START: Record<ProofMethod, SessionStart> = {
-  otp: { amr: ['pwd', 'otp', 'mfa'] },
-  hwk: { amr: ['pwd', 'hwk', 'mfa'] },
-  recovery_code: { amr: ['pwd', 'mfa'] },
-};
+/** RFC 8176 values for a session started with this first factor (as the login token kept it) and this second one. */
+function sessionStart(firstFactorAmr: string[], method: ProofMethod): SessionStart {
+  const first: FirstFactor = firstFactorAmr[0] === 'email' ? 'email' : 'pwd';
+  return method === 'recovery_code' ? { amr: [first, 'mfa'] } : { amr: [first, method, 'mfa'] };
+}
 
 /** The user a live login token names (before any limit is spent): what the rate limits count by. */
 export async function loginTokenUser(db: Kysely<Database>, mfaToken: string): Promise<{ tokenId: string; userId: string; email: string } | undefined> {
@@ -92,7 +92,7 @@ export async function completeSecondStep(
     }
     await spendLoginToken(trx, token.id);
     if (user.status !== 'active') return { refusal: 'suspended' };
-    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[checked.method]) };
+    return { pair: await startSession(trx, issuer, user.id, client, sessionStart(token.first_factor_amr, checked.method)) };
   });
   if ('pair' in outcome) {
     await loginSucceeded(db, attempt);

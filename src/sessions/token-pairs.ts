@@ -48,13 +48,17 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
   ip: request.ip,
 });
 
+/** How the first factor of a login was proved (RFC 8176): a password, or a code sent by email (API.md section 19). */
+export type FirstFactor = 'pwd' | 'email';
+
 /**
- * How a session starts (RFC 8176 `amr`): a password alone, or a password and a second factor
- * (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`), whose verification
- * then counts for step-up from the start.
+ * How a session starts (RFC 8176 `amr`): a first factor alone, or a first factor and a second
+ * one (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`), whose
+ * verification then counts for step-up from the start.
  */
-export type SessionStart = { amr: ['pwd'] } | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] };
+export type SessionStart = { amr: [FirstFactor] } | { amr: [FirstFactor, 'otp' | 'hwk', 'mfa'] | [FirstFactor, 'mfa'] };
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
+export const EMAIL_CODE_ONLY: SessionStart = { amr: ['email'] };
 
 /** A login: a new session and its first pair, in the caller's transaction. */
 export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails, start: SessionStart = PASSWORD_ONLY): Promise<TokenPair> {

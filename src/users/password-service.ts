@@ -13,7 +13,7 @@ import { confirmOwnPassword, wrongPassword } from './user-service.js';
 export interface PreparedPasswordChange {
   userId: string;
   /** The hash the current password was checked against. */
-  checkedHash: string;
+  checkedHash: string | null;
   newHash: string;
 }
 

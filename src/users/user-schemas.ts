@@ -25,7 +25,10 @@ export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
-    email_verified: Type.Boolean({ description: 'Whether the owner followed the link sent to this address.' }),
+    email_verified: Type.Boolean({ description: 'Whether the owner followed the link sent to this address (or signed in with a code sent to it).' }),
+    has_password: Type.Boolean({
+      description: 'False for an account without a password (made by an email code): it signs in by email code, and sets a password through a password reset.',
+    }),
     name: Type.String(),
     phone: Type.Union([Type.String(), Type.Null()]),
     role: RoleSchema,
@@ -44,6 +47,7 @@ export const UserSchema = Type.Object(
         id: '3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13',
         email: 'ada@example.com',
         email_verified: true,
+        has_password: true,
         name: 'Ada Lovelace',
         phone: null,
         role: 'user',

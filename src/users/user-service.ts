@@ -10,6 +10,7 @@ import { queueEmailChangedNotice, queueVerificationMail, type MailSettings } fro
 import { lockForWrite } from '../http/preconditions.js';
 import { countEmailChange, verifyPasswordLikeLogin } from './account-limit-service.js';
 import { spendAccountTokens } from './account-token-repository.js';
+import { spendCodesOfUser } from './email-code-repository.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
@@ -45,8 +46,10 @@ export interface NewUser {
   /** True for the first admin, whose address the operator gave; anyone else gets a verification mail. */
   emailVerified?: boolean;
   email: string;
-  /** argon2id, hashed before the transaction (passwords.ts). */
-  passwordHash: string;
+  /** argon2id, hashed before the transaction (passwords.ts); null for an account without a password. */
+  passwordHash: string | null;
+  /** How the account was made, recorded in user.registered when it is not a password's way (an email code). */
+  method?: 'email_code';
   name: string;
   phone?: string | null | undefined;
   role: Role;
@@ -58,7 +61,7 @@ const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.
 /**
  * Writes a profile change. A new email address (a change of letter case included) is
  * unverified until its owner follows the link sent to it; links sent before stop working,
- * reset links too, and the address the account leaves gets a notice. At most 5 email changes
+ * reset links and email sign-in codes too, and the address the account leaves gets a notice. At most 5 email changes
  * in 24 hours (429; a refused change does not count).
  */
 async function writeProfile(
@@ -73,6 +76,8 @@ async function writeProfile(
   const updated = await updateUser(trx, current.id, { ...next, ...(emailChanged ? { email_verified: false } : {}) });
   if (emailChanged) {
     await spendAccountTokens(trx, current.id, 'password_reset');
+    // A sign-in code of the account, or one sent to either address before, proves nothing of the account now.
+    await spendCodesOfUser(trx, current.id, [current.email, updated.email]);
     await queueVerificationMail(trx, mail, updated);
     await queueEmailChangedNotice(trx, current.email, updated.email);
   }
@@ -95,7 +100,8 @@ export function createUser(trx: Transaction<Database>, user: NewUser, context: E
       created_at: now,
       updated_at: now,
     });
-    await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
+    const data = { after: { ...profileOf(created), role: created.role, status: created.status }, ...(user.method ? { method: user.method } : {}) };
+    await record(trx, userEvent('user.registered', created, data), context);
     if (!created.email_verified) await queueVerificationMail(trx, mail, created);
     return created;
   });
@@ -126,7 +132,7 @@ export interface ProfileChange<Fields> {
 export interface CheckedProfileChange {
   nextOf: (current: UserRow) => { name: string; email: string; phone: string | null };
   /** The hash the password was checked against; undefined when none was sent. */
-  checkedHash: string | undefined;
+  checkedHash: string | null | undefined;
 }
 
 /**
@@ -240,7 +246,7 @@ export function deleteUser(trx: Transaction<Database>, action: AdminAction): Pro
  * once the password, checked before against `checkedHash` (argon2 holds no transaction), is
  * still the account's.
  */
-export function deleteOwnAccount(trx: Transaction<Database>, userId: string, ifMatch: string | undefined, checkedHash: string, context: EventContext): Promise<void> {
+export function deleteOwnAccount(trx: Transaction<Database>, userId: string, ifMatch: string | undefined, checkedHash: string | null, context: EventContext): Promise<void> {
   return removeUser(trx, { targetId: userId, ifMatch, reason: undefined, context }, (target) => {
     if (target.password_hash !== checkedHash) throw wrongPassword();
   });

@@ -45,7 +45,7 @@ describe('authentication', () => {
     assert.equal(response.headers.location, `/api/users/${user.id}`);
     assert.equal('password_hash' in user || 'password' in user, false);
     const stored = await testApp.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
-    assert.match(stored.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    assert.match(stored.password_hash ?? '', /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
   it('refuses a second account with the same email in another letter case (409 email_taken)', async () => {
