@@ -62,6 +62,7 @@ export const users: RepositoryFile[] = [
       lockEmailCode: call(emailCodeRepository.lockEmailCode, SAMPLE.newId),
       countEmailCodeFailure: call(emailCodeRepository.countEmailCodeFailure, SAMPLE.newId),
       spendEmailCode: call(emailCodeRepository.spendEmailCode, SAMPLE.newId),
+      spendLiveEmailCode: call(emailCodeRepository.spendLiveEmailCode, SAMPLE.newId),
       spendCodesOfUser: call(emailCodeRepository.spendCodesOfUser, SAMPLE.userId, ['ada@example.com', 'ada.lovelace@example.com']),
       deleteStaleEmailCodes: call(emailCodeRepository.deleteStaleEmailCodes),
       deleteCodesOfUser: call(emailCodeRepository.deleteCodesOfUser, SAMPLE.userId),

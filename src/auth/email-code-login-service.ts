@@ -7,7 +7,8 @@ import { secondStepOf, type SecondStep } from '../mfa/mfa-login-service.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { EMAIL_CODE_ONLY, startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
-import { invalidEmailCode, redeemEmailCode, type EmailCodeSettings } from '../users/email-code-service.js';
+import { invalidEmailCode } from '../users/email-code-proof.js';
+import { redeemEmailCode, type EmailCodeSettings } from '../users/email-code-service.js';
 
 type Outcome = { pair: TokenPair } | { secondStep: SecondStep } | { refusal: 'code' | 'suspended' };
 

@@ -70,6 +70,19 @@ export async function spendEmailCode(trx: Transaction<Database>, id: string): Pr
   await trx.updateTable('email_codes').set({ used_at: new Date() }).where('id', '=', id).execute();
 }
 
+/** Spends a code if it is still live: whether it was. */
+export async function spendLiveEmailCode(trx: Transaction<Database>, id: string): Promise<boolean> {
+  const spent = await trx
+    .updateTable('email_codes')
+    .set({ used_at: new Date() })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .returning('id')
+    .executeTakeFirst();
+  return spent !== undefined;
+}
+
 /**
  * Spends every live code of a user (a password or email change, a suspension, a deletion), and
  * every live code sent to these addresses (an email change's old and new ones, whoever asked).

@@ -1,31 +1,25 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, UserRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
-import { AppError } from '../http/errors.js';
 import { queueEmailCodeMail, type MailSettings } from './account-emails.js';
 import { spendAccountTokens } from './account-token-repository.js';
 import {
   countEmailCodeFailure,
   countRecentEmailCodes,
   findLiveEmailCode,
-  hashEmailCode,
   lockAddressForCodes,
   lockEmailCode,
   spendCodesOfAddress,
   spendEmailCode,
 } from './email-code-repository.js';
+import { codeMatches, WRONG_TRIES_PER_CODE } from './email-code-proof.js';
 import { findUserByEmail, findUserByIdForUpdate, updateUser } from './user-repository.js';
 import { createUser } from './user-service.js';
 
-export const invalidEmailCode = () => new AppError('invalid_email_code', 'The email code is unknown, expired, spent or wrong; ask for a new one.');
-
 /** Codes an address gets in an hour, whatever the client addresses asking (as reset mails, API.md section 19). */
 const CODES_AN_HOUR = 3;
-/** A code dies at its 5th wrong try. */
-export const WRONG_TRIES_PER_CODE = 5;
-
 /** Whether an address no account has may get a code that creates one: ALLOW_REGISTRATION and EMAIL_CODE_SIGNUP. */
 export interface EmailCodeSettings {
   mail: MailSettings;
@@ -49,9 +43,6 @@ export async function requestEmailCode(db: Kysely<Database>, email: string, sett
     await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null });
   });
 }
-
-const codeMatches = (row: { id: string; code_hash: string }, code: string) =>
-  /^\d{6}$/.test(code) && timingSafeEqual(Buffer.from(hashEmailCode(row.id, code), 'hex'), Buffer.from(row.code_hash, 'hex'));
 
 /** What a code proves: the account it signs in to (made now, for a sign-up), or nothing. */
 export type CodeProof = { user: UserRow; created: boolean } | { wrong: true };
@@ -104,3 +95,4 @@ async function verifyAddress(trx: Transaction<Database>, user: UserRow, context:
   );
   return updated;
 }
+

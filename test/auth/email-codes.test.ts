@@ -228,6 +228,58 @@ describe('sign-in by email code (API.md section 19)', () => {
     assert.equal(problemOf(notAnAddress).code, 'validation_failed');
   });
 
+  /** A new account made by an email code: its address, session header, and id. */
+  async function passwordlessAccount() {
+    const email = uniqueEmail('codeonly');
+    const signedIn = await signIn(email, (await requestCode(email))!);
+    assert.equal(signedIn.statusCode, 200, signedIn.body);
+    const auth = { authorization: `Bearer ${signedIn.json().access_token}` };
+    return { email, auth };
+  }
+
+  it('takes an email code instead of the password from an account without one: email change, password change, self-deletion', async () => {
+    const { email, auth } = await passwordlessAccount();
+    const patch = (payload: object) => inject({ method: 'PATCH', url: '/api/users/profile', headers: auth, payload });
+    const newEmail = uniqueEmail('codeonly-moved');
+    const noProof = await patch({ email: newEmail });
+    assert.equal(noProof.statusCode, 400);
+    assert.equal(problemOf(noProof).errors?.[0]?.path, '/email_code');
+    const withPassword = await patch({ email: newEmail, current_password: 'anything-at-all' });
+    assert.equal(withPassword.statusCode, 400);
+    assert.equal(problemOf(withPassword).errors?.[0]?.path, '/current_password');
+    const code = await requestCode(email);
+    const wrong = await patch({ email: newEmail, email_code: wrongOf(code!) });
+    assert.equal(wrong.statusCode, 400);
+    assert.equal(problemOf(wrong).code, 'invalid_email_code');
+    assert.equal((await codeRows(email)).at(-1)!.failures, 1, 'the wrong code counted on the code');
+    const failures = await testApp.db.selectFrom('account_attempts').select('id').where('kind', '=', 'login_failure').where('subject', '=', email.toLowerCase()).execute();
+    assert.equal(failures.length, 1, 'and as a failed login of the account');
+    const moved = await patch({ email: newEmail, email_code: code! });
+    assert.equal(moved.statusCode, 200, moved.body);
+    assert.equal(moved.json().email, newEmail);
+    assert.equal((await patch({ name: 'Again', email_code: code! })).statusCode, 400, 'the change spent the code');
+
+    // Its first password, set with a code; from then on it is an account with a password.
+    const setCode = await requestCode(newEmail);
+    const set = await inject({ method: 'PUT', url: '/api/users/change-password', headers: auth, payload: { email_code: setCode!, new_password: 'first-password-1' } });
+    assert.equal(set.statusCode, 200, set.body);
+    const newAuth = { authorization: `Bearer ${set.json().access_token}` };
+    const profile = (await inject({ method: 'GET', url: '/api/users/profile', headers: newAuth })).json();
+    assert.equal(profile.has_password, true);
+    assert.equal((await inject({ method: 'POST', url: '/api/auth/login', payload: { email: newEmail, password: 'first-password-1' } })).statusCode, 200);
+    const codeFromPasswordAccount = await inject({ method: 'DELETE', url: '/api/users/profile', headers: newAuth, payload: { email_code: '123456' } });
+    assert.equal(codeFromPasswordAccount.statusCode, 400);
+    assert.equal(problemOf(codeFromPasswordAccount).errors?.[0]?.path, '/email_code');
+
+    // Another account without a password deletes itself with a code.
+    const other = await passwordlessAccount();
+    const deleteCode = await requestCode(other.email);
+    const noCode = await inject({ method: 'DELETE', url: '/api/users/profile', headers: other.auth, payload: {} });
+    assert.equal(problemOf(noCode).errors?.[0]?.path, '/email_code');
+    const deleted = await inject({ method: 'DELETE', url: '/api/users/profile', headers: other.auth, payload: { email_code: deleteCode! } });
+    assert.equal(deleted.statusCode, 204, deleted.body);
+  });
+
   it(`signs in once when one right code is sent twice at once${onPostgres ? ' (PostgreSQL, concurrent connections)' : ''}`, async () => {
     const user = await createUser(testApp.app);
     const code = await requestCode(user.email);
