@@ -2,10 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { toEventResponse } from '../../src/events/event-response.js';
+import { webhookPayloadSchema } from '../../src/events/webhook-payloads.js';
 import { decodeJwt } from '../helpers/jwt.js';
 import { SmtpCatcher } from '../helpers/smtp-catcher.js';
 import { buildTestApp, createUser, loginAdmin, onPostgres, problemOf, uniqueEmail, type TestApp } from '../helpers/test-app.js';
 import { enrolTotp } from '../mfa/mfa-helpers.js';
+
+const ajv = new Ajv.default({ allErrors: true, strict: false });
+addFormats.default(ajv);
 
 const CODE_IN_MAIL = /Your code to sign in is (\d{6})\./;
 
@@ -96,6 +103,8 @@ describe('sign-in by email code (API.md section 19)', () => {
     assert.equal(stored.password_hash, null);
     const registered = await testApp.db.selectFrom('events').selectAll().where('subject_id', '=', profile.id).where('type', '=', 'user.registered').executeTakeFirstOrThrow();
     assert.equal(registered.data.method, 'email_code');
+    const validate = ajv.compile(webhookPayloadSchema('user.registered'));
+    assert.ok(validate(JSON.parse(JSON.stringify(toEventResponse(registered)))), `the webhook payload schema: ${ajv.errorsText(validate.errors)}`);
     assert.equal(registered.actor_id, profile.id);
     const verificationMails = catcher.mails.filter((mail) => mail.to.includes(email.toLowerCase()) && mail.text.includes('verify-email'));
     assert.equal(verificationMails.length, 0, 'no verification link: the code verified the address');
