@@ -54,6 +54,7 @@ export function findLiveEmailCode(db: Kysely<Database>, email: string, triesAllo
     .where('expires_at', '>', new Date())
     .where('failures', '<', triesAllowed)
     .orderBy('created_at', 'desc')
+    .limit(1)
     .executeTakeFirst();
 }
 
