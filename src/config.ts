@@ -50,6 +50,8 @@ export const EnvironmentSchema = Type.Object({
   EMAIL_VERIFICATION_URL: Type.Optional(Type.String({ pattern: '\\{token\\}' })),
   PASSWORD_RESET_TTL: Type.Integer({ minimum: 60, maximum: 604800, default: 3600 }),
   EMAIL_VERIFICATION_TTL: Type.Integer({ minimum: 60, maximum: 2592000, default: 86400 }),
+  EMAIL_CODE_TTL: Type.Integer({ minimum: 60, maximum: 3600, default: 600 }),
+  EMAIL_CODE_SIGNUP: Type.Boolean({ default: true }),
   LOGIN_ACCOUNT_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000, default: 20 }),
   SIGNING_KEY_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 1 })),
   MFA_REQUIRED_ROLES: Type.Optional(Type.String({ pattern: '^\\s*(user|manager|admin)\\s*(,\\s*(user|manager|admin)\\s*)*$' })),
@@ -117,6 +119,10 @@ export interface Config {
   emailVerificationUrl: string;
   passwordResetTtlSeconds: number;
   emailVerificationTtlSeconds: number;
+  /** Seconds an email sign-in code lives (API.md section 19). */
+  emailCodeTtlSeconds: number;
+  /** An email code for an address no account has creates one (when registration is open too). */
+  emailCodeSignup: boolean;
   /** Failed logins an hour per account, from any address, before its logins get 429. */
   loginAccountFailureLimit: number;
   /** Set: private signing keys, live verification links and TOTP secrets are stored sealed with it (AES-256-GCM). */
@@ -218,6 +224,8 @@ export function buildConfig(environment: Environment): Config {
     emailVerificationUrl: environment.EMAIL_VERIFICATION_URL ?? `${publicUrl}/admin/#/verify-email?token={token}`,
     passwordResetTtlSeconds: environment.PASSWORD_RESET_TTL,
     emailVerificationTtlSeconds: environment.EMAIL_VERIFICATION_TTL,
+    emailCodeTtlSeconds: environment.EMAIL_CODE_TTL,
+    emailCodeSignup: environment.EMAIL_CODE_SIGNUP,
     loginAccountFailureLimit: environment.LOGIN_ACCOUNT_FAILURE_LIMIT,
     signingKeyEncryptionKey,
     mfaRequiredRoles: [...new Set((environment.MFA_REQUIRED_ROLES ?? '').split(',').map((role) => role.trim()).filter(Boolean))] as Role[],

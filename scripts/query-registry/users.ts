@@ -1,6 +1,7 @@
 import * as accountAttemptRepository from '../../src/users/account-attempt-repository.js';
 import * as accountTokenRepository from '../../src/users/account-token-repository.js';
 import * as balanceRepository from '../../src/users/balance-repository.js';
+import * as emailCodeRepository from '../../src/users/email-code-repository.js';
 import * as userRepository from '../../src/users/user-repository.js';
 import { call, callerReadSample, FIRST_PAGE, notSql, SAMPLE, type RepositoryFile } from './sample.js';
 
@@ -46,6 +47,25 @@ export const users: RepositoryFile[] = [
       ledgerPage: call(balanceRepository.ledgerPage, SAMPLE.userId, FIRST_PAGE),
       ledgerOldestFirstPage: call(balanceRepository.ledgerOldestFirstPage, SAMPLE.userId, FIRST_PAGE),
       countLedgerEntries: call(balanceRepository.countLedgerEntries, SAMPLE.userId),
+    },
+  },
+  {
+    file: 'src/users/email-code-repository.ts',
+    area: 'users',
+    entries: {
+      hashEmailCode: notSql('helper'),
+      lockAddressForCodes: call(emailCodeRepository.lockAddressForCodes, 'Ada@Example.com'),
+      countRecentEmailCodes: call(emailCodeRepository.countRecentEmailCodes, 'Ada@Example.com', 3600),
+      spendCodesOfAddress: call(emailCodeRepository.spendCodesOfAddress, 'Ada@Example.com'),
+      insertEmailCode: call(emailCodeRepository.insertEmailCode, { email: 'ada@example.com', userId: SAMPLE.userId, value: '042917', ttlSeconds: 600 }),
+      findLiveEmailCode: call(emailCodeRepository.findLiveEmailCode, 'Ada@Example.com', 5),
+      lockEmailCode: call(emailCodeRepository.lockEmailCode, SAMPLE.newId),
+      countEmailCodeFailure: call(emailCodeRepository.countEmailCodeFailure, SAMPLE.newId),
+      spendEmailCode: call(emailCodeRepository.spendEmailCode, SAMPLE.newId),
+      spendLiveEmailCode: call(emailCodeRepository.spendLiveEmailCode, SAMPLE.newId),
+      spendCodesOfUser: call(emailCodeRepository.spendCodesOfUser, SAMPLE.userId, ['ada@example.com', 'ada.lovelace@example.com']),
+      deleteStaleEmailCodes: call(emailCodeRepository.deleteStaleEmailCodes),
+      deleteCodesOfUser: call(emailCodeRepository.deleteCodesOfUser, SAMPLE.userId),
     },
   },
   {

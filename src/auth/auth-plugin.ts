@@ -6,6 +6,7 @@ import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { SERVICE_CONTEXT } from '../events/event-recorder.js';
 import { accountRoutes, resendRoutes } from './account-routes.js';
 import { authRoutes } from './auth-routes.js';
+import { emailCodeRoutes } from './email-code-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { signingKeyRoutes } from './signing-key-routes.js';
 import { rotateWhenDue } from './signing-key-rotation.js';
@@ -18,6 +19,7 @@ const HOUR_MS = 60 * 60 * 1000;
  */
 export async function authPlugin(app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner; signingKeys: SigningKeys; tokenIssuer: TokenIssuer }): Promise<void> {
   await app.register(authRoutes, { prefix: '/api/auth', tokenIssuer: options.tokenIssuer });
+  await app.register(emailCodeRoutes, { prefix: '/api/auth', tokenIssuer: options.tokenIssuer });
   for (const routes of [accountRoutes, sessionRoutes, resendRoutes]) await app.register(routes, { prefix: '/api/auth' });
   const { ring, rotation } = options.signingKeys;
   // The routes get the rotation's settings and a reload of this instance's ring, not the ring.

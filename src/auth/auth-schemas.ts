@@ -14,6 +14,19 @@ export const LoginBody = Type.Object(
   { additionalProperties: false, examples: [{ email: 'ada@example.com', password: 'correct-horse-battery' }] },
 );
 
+export const EmailCodeRequestBody = Type.Object(
+  { email: Email },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
+);
+
+export const EmailCodeLoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    code: Type.String({ minLength: 1, maxLength: 64, description: 'The 6 digits of the email; spaces are ignored. Any other string is a wrong code (400 `invalid_email_code`).' }),
+  },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com', code: '042917' }] },
+);
+
 /**
  * Any string within the body limit: one that is not a live refresh token of the service (an
  * access token, an empty or a very long string included) is answered as an unknown token, never

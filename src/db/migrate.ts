@@ -27,6 +27,7 @@ import { idTokenKeys } from './migrations/0026-id-token-keys.js';
 import { passkeySignIn } from './migrations/0027-passkey-sign-in.js';
 import { locations } from './migrations/0028-locations.js';
 import { appSessions } from './migrations/0029-app-sessions.js';
+import { emailCodes } from './migrations/0030-email-codes.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '0027-passkey-sign-in': passkeySignIn,
   '0028-locations': locations,
   '0029-app-sessions': appSessions,
+  '0030-email-codes': emailCodes,
 };
 
 /**

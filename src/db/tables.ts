@@ -13,7 +13,8 @@ export interface UsersTable {
   role: Role;
   status: UserStatus;
   balance: ColumnType<number, number | undefined, number>;
-  password_hash: string;
+  /** argon2id; null for an account without a password (API.md section 19: made by an email code). */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
   /**
    * Moves on every change that must end the user's sessions (password change or reset,
    * suspension, deletion): a login that read the user before such a change commits finds it
@@ -89,6 +90,22 @@ export interface OneTimeTokensTable {
   created_at: Timestamp;
   /** The token's value, sealed (secrets-at-rest.ts), while it is live: a resend sends it again. */
   sealed_token: string | null;
+}
+
+/** A 6-digit sign-in code sent by email (API.md section 19; migration 0030). */
+export interface EmailCodesTable {
+  id: string;
+  /** The address as it was asked for; compared without regard to case. */
+  email: string;
+  /** The account that had the address when the code was made; null for a code that may create one. */
+  user_id: string | null;
+  /** SHA-256 of the row id and the code (email-code-repository.ts). */
+  code_hash: string;
+  failures: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  /** When it signed in, or was replaced or spent; null while it may still be used. */
+  used_at: Date | null;
 }
 
 export type AccountAttemptKind = 'login_failure' | 'email_change' | 'verification_resend';
@@ -321,7 +338,8 @@ export interface MfaRecoveryCodesTable {
 }
 
 /** What a login's first step proved (RFC 8176): a password, or a passkey without user verification. */
-export type FirstFactor = 'pwd' | 'hwk';
+/** How a login's first step was proved (RFC 8176): a password, a passkey without user verification, or a code sent by email. */
+export type FirstFactor = 'pwd' | 'hwk' | 'email';
 
 export interface MfaLoginTokensTable {
   id: string;
@@ -330,7 +348,7 @@ export interface MfaLoginTokensTable {
   user_id: string;
   /** The user's session_version when the password was found right: a change since voids the token. */
   session_version: number;
-  /** The factor the login's first step proved: `pwd` a password, `hwk` a passkey without user verification. */
+  /** The factor the login's first step proved: `pwd` a password, `hwk` a passkey without user verification, `email` an email code. */
   first_factor: ColumnType<FirstFactor, FirstFactor | undefined, FirstFactor>;
   failures: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
@@ -415,6 +433,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   one_time_tokens: OneTimeTokensTable;
   account_attempts: AccountAttemptsTable;
+  email_codes: EmailCodesTable;
   email_outbox: EmailOutboxTable;
   stock_movements: StockMovementsTable;
   reservations: ReservationsTable;
@@ -451,6 +470,7 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
+export type EmailCodeRow = Selectable<EmailCodesTable>;
 export type EmailRow = Selectable<EmailOutboxTable>;
 export type ReservationRow = Selectable<ReservationsTable>;
 export type ReservationLineRow = Selectable<ReservationLinesTable>;

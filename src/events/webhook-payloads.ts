@@ -51,7 +51,13 @@ const statusChange = (from: string, to: string) => Type.Object({ before: Type.Ob
 const closing = (status: string) => Type.Intersect([statusChange('active', status), Type.Object({ lines, reference: Type.Union([Type.String(), Type.Null()]) })]);
 
 const DATA: Record<EventType, { summary: string; data: TSchema }> = {
-  'user.registered': { summary: 'A user registered, or staff or the service created one.', data: Type.Object({ after: Type.Intersect([profile, Type.Object({ role: Type.String(), status: Type.String() })]) }) },
+  'user.registered': {
+    summary: 'A user registered, or staff or the service created one.',
+    data: Type.Object({
+      after: Type.Intersect([profile, Type.Object({ role: Type.String(), status: Type.String() })]),
+      method: Type.Optional(StringEnum(['email_code'], { description: 'Present when the account was made by signing in with an email code (API.md section 19); absent for a registration with a password.' })),
+    }),
+  },
   'user.updated': { summary: "A user's profile changed.", data: changed('email, email_verified, name and phone') },
   'user.email_verified': { summary: 'A user confirmed an email address.', data: Type.Object({ before: Type.Object({ email_verified: Type.Literal(false) }), after: Type.Object({ email_verified: Type.Literal(true) }), email: Type.String() }) },
   'user.password_changed': { summary: 'A user changed their password; their other sessions ended.', data: Type.Object({ sessions_ended: Type.Literal(true) }) },

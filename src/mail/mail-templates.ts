@@ -44,6 +44,13 @@ export const verificationMail = (to: string, link: string, expiresAt: Date) =>
     `The link works once, until ${inWords(expiresAt)}.`,
   );
 
+/** A sign-in code (API.md section 19): the code alone, no link, so a mail scanner that follows links spends nothing. */
+export const emailCodeMail = (to: string, code: string, expiresAt: Date) =>
+  noticeMail(to, `Your sign-in code: ${code}`, [
+    `Your code to sign in is ${code}.`,
+    `It works once, until ${inWords(expiresAt)}, and only the newest code you asked for works. If you did not ask for it, ignore this email: nobody can sign in without the code.`,
+  ]);
+
 export const emailChangedMail = (to: string, newEmail: string, changedAt: Date) =>
   noticeMail(to, 'Your account email address was changed', [
     `The email address of your account was changed from this address to ${newEmail} at ${inWords(changedAt)}.`,

@@ -36,13 +36,13 @@ export const mfaRequired = (secondStep: SecondStep) =>
  * The second step a login needs, in the login's transaction once its first factor was found
  * right: undefined for a user without a confirmed factor that could follow it (the login starts
  * its session), else a new `mfa_token` (256 random bits, kept as its hash) tied to the session
- * version the login saw and to the first factor. After a password any factor may follow; after a
+ * version the login saw and to the first factor. After a password or an email code any factor may follow; after a
  * passkey without user verification only another kind (TOTP, then also a recovery code): a second
  * passkey assertion would prove the same possession again. Nothing of a session exists until the
  * second step.
  */
 export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }, firstFactor: FirstFactor = 'pwd'): Promise<SecondStep | undefined> {
-  const factors = (await factorsOfUser(trx, user.id)).filter((factor) => firstFactor === 'pwd' || factor.type !== 'webauthn');
+  const factors = (await factorsOfUser(trx, user.id)).filter((factor) => firstFactor !== 'hwk' || factor.type !== 'webauthn');
   if (factors.length === 0) return undefined;
   const token = randomBytes(32).toString('base64url');
   await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, firstFactor, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
@@ -56,6 +56,7 @@ export async function secondStepOf(trx: Transaction<Database>, user: { id: strin
  */
 const SESSION_START: Record<FirstFactor, Record<ProofMethod, SessionStart>> = {
   pwd: { otp: { amr: ['pwd', 'otp', 'mfa'] }, hwk: { amr: ['pwd', 'hwk', 'mfa'] }, recovery_code: { amr: ['pwd', 'mfa'] } },
+  email: { otp: { amr: ['email', 'otp', 'mfa'] }, hwk: { amr: ['email', 'hwk', 'mfa'] }, recovery_code: { amr: ['email', 'mfa'] } },
   hwk: { otp: { amr: ['hwk', 'otp', 'mfa'] }, hwk: { amr: ['hwk', 'mfa'] }, recovery_code: { amr: ['hwk', 'mfa'] } },
 };
 

@@ -11,15 +11,16 @@ export function hashPassword(password: string): Promise<string> {
 let dummyHash: Promise<string> | undefined;
 
 /**
- * Verifies a password; with no stored hash (unknown email) it verifies against a dummy hash,
- * so both failures cost the same time and an attacker cannot tell which accounts exist.
+ * Verifies a password; with no stored hash (an unknown email, or an account without a password)
+ * it verifies against a dummy hash, so every failure costs the same time and an attacker cannot
+ * tell which accounts exist or which have a password.
  */
-export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
+export async function verifyPassword(storedHash: string | null | undefined, password: string): Promise<boolean> {
   dummyHash ??= hashPassword('dummy-password-for-timing-equalisation');
   const target = storedHash ?? (await dummyHash);
   try {
     const matches = await verify(target, password);
-    return storedHash !== undefined && matches;
+    return storedHash !== undefined && storedHash !== null && matches;
   } catch {
     return false;
   }

@@ -57,17 +57,18 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
 });
 
 /**
- * How a session starts (RFC 8176 `amr`): a password alone, or a password and a second factor
- * (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`); or a passkey (`hwk`)
- * alone, with user verification (`mfa`: it counts as two factors), or followed by a TOTP code or
- * a recovery code (API.md section 19). Where `mfa` is among them, the second factor counts as
- * verified for step-up from the start.
+ * How a session starts (RFC 8176 `amr`): a password or an email code alone, or followed by a
+ * second factor (`otp` a TOTP code, `hwk` a passkey, a recovery code adding only `mfa`); or a
+ * passkey (`hwk`) alone, with user verification (`mfa`: it counts as two factors), or followed by
+ * a TOTP code or a recovery code (API.md section 19). Where `mfa` is among them, the second
+ * factor counts as verified for step-up from the start.
  */
 export type SessionStart =
-  | { amr: ['pwd'] }
-  | { amr: ['pwd', 'otp', 'mfa'] | ['pwd', 'hwk', 'mfa'] | ['pwd', 'mfa'] }
+  | { amr: ['pwd'] | ['email'] }
+  | { amr: ['pwd' | 'email', 'otp' | 'hwk', 'mfa'] | ['pwd' | 'email', 'mfa'] }
   | { amr: ['hwk'] | ['hwk', 'mfa'] | ['hwk', 'otp', 'mfa'] };
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
+export const EMAIL_CODE_ONLY: SessionStart = { amr: ['email'] };
 
 /**
  * A login: a new session and its first pair, in the caller's transaction. With `app`, the

@@ -1,12 +1,14 @@
+import { randomInt } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { queueMail } from '../mail/mail-outbox.js';
-import { emailChangedMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
+import { emailChangedMail, emailCodeMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
 import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
 import { createAccountToken, findResendableAccountToken, spendAccountTokens } from './account-token-repository.js';
+import { insertEmailCode } from './email-code-repository.js';
 
-export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds'> & {
+export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds' | 'emailCodeTtlSeconds'> & {
   /** Seals the live verification link, so that a resend sends the same link. */
   secrets: SecretsAtRest;
 };
@@ -40,6 +42,13 @@ export async function resendVerificationMail(trx: Transaction<Database>, setting
 export async function queuePasswordResetMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   const token = await createAccountToken(trx, { userId: user.id, purpose: 'password_reset', email: user.email, ttlSeconds: settings.passwordResetTtlSeconds });
   await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt));
+}
+
+/** A new 6-digit sign-in code to `email`, for the account that has it (null: none yet), in the caller's transaction. */
+export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }): Promise<void> {
+  const value = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  const { expiresAt } = await insertEmailCode(trx, { ...code, value, ttlSeconds: settings.emailCodeTtlSeconds });
+  await queueMail(trx, emailCodeMail(code.email, value, expiresAt));
 }
 
 /** The notice to the address an account leaves: no link that acts on the account. */

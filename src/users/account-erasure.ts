@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, UserRow } from '../db/tables.js';
+import { deleteCodesOfUser } from './email-code-repository.js';
 import { updateUser } from './user-repository.js';
 
 /** What an erased account's row shows instead of the person (API.md section 13). */
@@ -14,13 +15,14 @@ export function lockUserRecord(trx: Transaction<Database>, id: string): Promise<
 /**
  * The users area's part of an erasure, on a deleted user's locked row: the row keeps its id,
  * role, balance and times but loses email, name, phone and password (an empty hash verifies
- * nothing); the account's one-time tokens and the attempts counted against it go. Returns every
+ * nothing); the account's one-time tokens, email codes and the attempts counted against it go. Returns every
  * address the account is known to have used (the current one and those its tokens were sent
  * to), so the mail outbox can forget them too.
  */
 export async function eraseAccountRecords(trx: Transaction<Database>, user: UserRow): Promise<string[]> {
   const tokens = await trx.deleteFrom('one_time_tokens').where('user_id', '=', user.id).returning('email').execute();
-  const addresses = [...new Set([user.email, ...tokens.map((token) => token.email)].map((address) => address.toLowerCase()))];
+  const codeAddresses = await deleteCodesOfUser(trx, user.id);
+  const addresses = [...new Set([user.email, ...tokens.map((token) => token.email), ...codeAddresses].map((address) => address.toLowerCase()))];
   await trx.deleteFrom('account_attempts').where('subject', '=', user.id).execute();
   await updateUser(trx, user.id, { email: erasedEmail(user.id), name: ERASED_NAME, phone: null, password_hash: '', erased_at: new Date() });
   return addresses;

@@ -54,7 +54,7 @@ export function loginSucceeded(db: Kysely<Database>, attempt: string): Promise<v
  * past the limit the right password is refused too (429); a wrong password stays counted as a
  * failed login. (The address's LOGIN_RATE_LIMIT is the route's, as for a login.)
  */
-export async function verifyPasswordLikeLogin(db: Kysely<Database>, user: { email: string; password_hash: string }, password: string, limit: number): Promise<boolean> {
+export async function verifyPasswordLikeLogin(db: Kysely<Database>, user: { email: string; password_hash: string | null }, password: string, limit: number): Promise<boolean> {
   const attempt = await beginLoginAttempt(db, user.email, limit);
   if (!(await verifyPassword(user.password_hash, password))) return false;
   await loginSucceeded(db, attempt);

@@ -7,29 +7,32 @@ import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, updateUser } from './user-repository.js';
-import { confirmOwnPassword, wrongPassword } from './user-service.js';
+import { spendCheckedEmailCode } from './email-code-proof.js';
+import { proofNeeded, reauthenticate, wrongPassword, type Reauthentication } from './user-service.js';
 
 /** A password change checked and hashed (argon2, outside any transaction), to apply. */
 export interface PreparedPasswordChange {
   userId: string;
-  /** The hash the current password was checked against. */
-  checkedHash: string;
+  /** The current password's hash it was checked against, or the email code of an account without a password. */
+  checked: Reauthentication;
   newHash: string;
 }
 
 /**
  * The current password checked against the user as read (counted like a login, see
- * confirmOwnPassword), and the new one hashed.
+ * reauthenticate), or for an account without a password the email code it sent (the change then
+ * sets its first password), and the new one hashed.
  */
 export async function preparePasswordChange(
   db: Kysely<Database>,
   user: UserRow,
-  passwords: { current: string; next: string },
+  passwords: { current: string | undefined; emailCode: string | undefined; next: string },
   accountFailureLimit: number,
 ): Promise<PreparedPasswordChange> {
-  await confirmOwnPassword(db, user, passwords.current, accountFailureLimit);
+  const checked = await reauthenticate(db, user, { password: passwords.current, emailCode: passwords.emailCode, passwordField: 'current_password' }, accountFailureLimit);
+  if (!checked) throw proofNeeded(user, 'current_password', 'to change the password');
   if (passwords.next === passwords.current) throw validationFailed('/new_password', 'must differ from the current password');
-  return { userId: user.id, checkedHash: user.password_hash, newHash: await hashPassword(passwords.next) };
+  return { userId: user.id, checked, newHash: await hashPassword(passwords.next) };
 }
 
 /**
@@ -48,7 +51,8 @@ export async function applyPasswordChange(
   if (!locked) throw notFound('user');
   // The user may have been suspended, or the password changed, while the hashing ran.
   if (locked.status !== 'active') throw accountSuspended();
-  if (locked.password_hash !== change.checkedHash) throw wrongPassword();
+  if (locked.password_hash !== change.checked.checkedHash) throw wrongPassword();
+  if (change.checked.codeId) await spendCheckedEmailCode(trx, change.checked.codeId);
   await updateUser(trx, change.userId, { password_hash: change.newHash });
   await endEverySession(trx, change.userId);
   await record(trx, { type: 'user.password_changed', subjectType: 'user', subjectId: change.userId, data: { sessions_ended: true } }, context);

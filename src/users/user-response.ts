@@ -7,6 +7,7 @@ export function toUserResponse(row: UserRow, currency: string): UserResponse {
     id: row.id,
     email: row.email,
     email_verified: row.email_verified,
+    has_password: row.password_hash !== null,
     name: row.name,
     phone: row.phone,
     role: row.role,

@@ -35,9 +35,10 @@ import {
   changeStatus,
   checkPatch,
   checkReplacement,
-  confirmOwnPassword,
   deleteOwnAccount,
   deleteUser,
+  proofNeeded,
+  reauthenticate,
   type AdminAction,
 } from './user-service.js';
 
@@ -57,7 +58,10 @@ async function ownUser(access: Access): Promise<{ user: UserRow; db: Kysely<Data
 /** What each route that checks the caller's own password says about it (API.md section 17). */
 const REAUTHENTICATION =
   'The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward ' +
-  'LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.';
+  'LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes. ' +
+  'An account without a password (`has_password` false) sends `email_code` instead, a code it asked for at POST /api/auth/email-code for its ' +
+  'own email (only such an account may: a password sent by it, or a code sent by an account with a password, is a 400 naming the field); ' +
+  'a wrong code is 400 `invalid_email_code` and counts as a wrong password, and the change spends the right one.';
 
 export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { currency, loginRateLimit, loginAccountFailureLimit } = app.config;
@@ -105,11 +109,11 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
     },
     async (request, reply) => {
       const { access } = request;
-      const { current_password: currentPassword, ...fields } = request.body;
+      const { current_password: currentPassword, email_code: emailCode, ...fields } = request.body;
       // Read first, with the admission: no password is verified for a refused caller, and argon2 holds no transaction.
       const { user, db } = await ownUser(access);
-      if (currentPassword !== undefined) await spendLoginBudget(request, user);
-      const checked = await checkReplacement(db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
+      if (currentPassword !== undefined || emailCode !== undefined) await spendLoginBudget(request, user);
+      const checked = await checkReplacement(db, user, { fields, currentPassword, emailCode, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
       return userReply(reply, await access.transaction((trx, caller) => applyProfileChange(trx, caller.id, request.headers['if-match'], checked, work)));
     },
@@ -134,10 +138,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
     },
     async (request, reply) => {
       const { access } = request;
-      const { current_password: currentPassword, ...fields } = request.body;
+      const { current_password: currentPassword, email_code: emailCode, ...fields } = request.body;
       const { user, db } = await ownUser(access);
-      if (currentPassword !== undefined) await spendLoginBudget(request, user);
-      const checked = await checkPatch(db, user, { fields, currentPassword, accountFailureLimit: loginAccountFailureLimit });
+      if (currentPassword !== undefined || emailCode !== undefined) await spendLoginBudget(request, user);
+      const checked = await checkPatch(db, user, { fields, currentPassword, emailCode, accountFailureLimit: loginAccountFailureLimit });
       const work = { mail: app.accountMail, context: contextOf(request) };
       return userReply(reply, await access.transaction((trx, caller) => applyProfileChange(trx, caller.id, request.headers['if-match'], checked, work)));
     },
@@ -166,8 +170,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
       const { user, db } = await ownUser(access);
       // argon2 runs before the transaction; the deletion checks that the hash it verified is still the account's.
       await spendLoginBudget(request, user);
-      await confirmOwnPassword(db, user, request.body.password, loginAccountFailureLimit);
-      await access.transaction((trx) => deleteOwnAccount(trx, user.id, request.headers['if-match'], user.password_hash, contextOf(request)));
+      const sent = { password: request.body.password, emailCode: request.body.email_code, passwordField: 'password' };
+      const checked = await reauthenticate(db, user, sent, loginAccountFailureLimit);
+      if (!checked) throw proofNeeded(user, 'password', 'to delete the account');
+      await access.transaction((trx) => deleteOwnAccount(trx, user.id, request.headers['if-match'], checked, contextOf(request)));
       return reply.code(204).send(null);
     },
   );
@@ -192,7 +198,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }>
       const { access } = request;
       const { user, db } = await ownUser(access);
       await spendLoginBudget(request, user);
-      const passwords = { current: request.body.current_password, next: request.body.new_password };
+      const passwords = { current: request.body.current_password, emailCode: request.body.email_code, next: request.body.new_password };
       const change = await preparePasswordChange(db, user, passwords, loginAccountFailureLimit);
       return access.transaction((trx) => applyPasswordChange(trx, change, tokenIssuer, contextOf(request), clientOf(request)));
     },

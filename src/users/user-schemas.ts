@@ -25,7 +25,10 @@ export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
-    email_verified: Type.Boolean({ description: 'Whether the owner followed the link sent to this address.' }),
+    email_verified: Type.Boolean({ description: 'Whether the owner followed the link sent to this address (or signed in with a code sent to it).' }),
+    has_password: Type.Boolean({
+      description: 'False for an account without a password (made by an email code): it signs in by email code, and sets a password through a password reset.',
+    }),
     name: Type.String(),
     phone: Type.Union([Type.String(), Type.Null()]),
     role: RoleSchema,
@@ -44,6 +47,7 @@ export const UserSchema = Type.Object(
         id: '3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13',
         email: 'ada@example.com',
         email_verified: true,
+        has_password: true,
         name: 'Ada Lovelace',
         phone: null,
         role: 'user',
@@ -64,9 +68,18 @@ const CurrentPassword = Type.String({
   maxLength: 1024,
   description: 'The caller\'s password: required when `email` changes; when sent, it must be right (403 `wrong_password`).',
 });
+/** What an account without a password sends where the others send their password (API.md section 19). */
+const EmailCodeProof = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'Only for an account without a password (`has_password` false), in place of the password: a code the caller asked for at ' +
+    'POST /api/auth/email-code for its own email. A wrong one is 400 `invalid_email_code` and counts as a wrong password; an account ' +
+    'with a password sending it gets a 400 naming it.',
+});
 
 export const ProfileBody = Type.Object(
-  { name: PersonName, email: Email, phone: Type.Optional(Phone), current_password: Type.Optional(CurrentPassword) },
+  { name: PersonName, email: Email, phone: Type.Optional(Phone), current_password: Type.Optional(CurrentPassword), email_code: Type.Optional(EmailCodeProof) },
   {
     additionalProperties: false,
     description: 'Replaces the three fields; a missing `phone` becomes null. A new `email` needs `current_password`.',
@@ -75,7 +88,13 @@ export const ProfileBody = Type.Object(
 );
 
 export const ProfilePatchBody = Type.Object(
-  { name: Type.Optional(PersonName), email: Type.Optional(Email), phone: Type.Optional(Phone), current_password: Type.Optional(CurrentPassword) },
+  {
+    name: Type.Optional(PersonName),
+    email: Type.Optional(Email),
+    phone: Type.Optional(Phone),
+    current_password: Type.Optional(CurrentPassword),
+    email_code: Type.Optional(EmailCodeProof),
+  },
   {
     additionalProperties: false,
     description:
@@ -85,10 +104,14 @@ export const ProfilePatchBody = Type.Object(
 );
 
 export const ChangePasswordBody = Type.Object(
-  { current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: Password },
+  {
+    current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required for an account with a password.' })),
+    email_code: Type.Optional(EmailCodeProof),
+    new_password: Password,
+  },
   {
     additionalProperties: false,
-    description: '`new_password` must differ from the current one.',
+    description: '`new_password` must differ from the current one. An account without a password sends `email_code` instead of `current_password`, and gets its first password.',
     examples: [{ current_password: 'correct-horse-battery', new_password: 'another-long-passphrase' }],
   },
 );
@@ -112,7 +135,10 @@ export const StatusBody = Type.Object(
   { additionalProperties: false, examples: [{ status: 'suspended', reason: 'Chargeback under review' }] },
 );
 export const DeleteProfileBody = Type.Object(
-  { password: Type.String({ minLength: 1, maxLength: 1024, description: "The caller's current password." }) },
+  {
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: "The caller's current password: required for an account with a password." })),
+    email_code: Type.Optional(EmailCodeProof),
+  },
   { additionalProperties: false, examples: [{ password: 'correct-horse-battery' }] },
 );
 

@@ -10,6 +10,8 @@ import { queueEmailChangedNotice, queueVerificationMail, type MailSettings } fro
 import { lockForWrite } from '../http/preconditions.js';
 import { countEmailChange, verifyPasswordLikeLogin } from './account-limit-service.js';
 import { spendAccountTokens } from './account-token-repository.js';
+import { spendCodesOfUser } from './email-code-repository.js';
+import { checkOwnEmailCode, spendCheckedEmailCode } from './email-code-proof.js';
 import { endEverySession } from './credential-changes.js';
 import { findUserByIdForUpdate, insertUser, lockActiveAdminsAndTarget, updateUser } from './user-repository.js';
 
@@ -18,7 +20,12 @@ export { addressesNobodyHolds, findUserByEmail, findUserById, findUserByIdForUpd
 
 const emailTaken = () => new AppError('email_taken', 'Another account uses this email address.');
 export const wrongPassword = () => new AppError('wrong_password', 'The current password is wrong.');
-const passwordNeeded = () => validationFailed('/current_password', 'is required to change the email address');
+/** What a request that needs the caller's password lacks: the password, or for an account without one an email code. */
+export const proofNeeded = (user: UserRow, passwordField: string, purpose: string) =>
+  user.password_hash === null
+    ? validationFailed('/email_code', `is required ${purpose}: this account has no password (ask for a code at POST /api/auth/email-code)`)
+    : validationFailed(`/${passwordField}`, `is required ${purpose}`);
+const passwordNeeded = (user: UserRow) => proofNeeded(user, 'current_password', 'to change the email address');
 
 /**
  * The caller's own password, sent to change the password or the email or to delete the account:
@@ -27,6 +34,42 @@ const passwordNeeded = () => validationFailed('/current_password', 'is required 
  */
 export async function confirmOwnPassword(db: Kysely<Database>, user: UserRow, password: string, accountFailureLimit: number): Promise<void> {
   if (!(await verifyPasswordLikeLogin(db, user, password, accountFailureLimit))) throw wrongPassword();
+}
+
+/** How the caller proved itself again: its password (the hash it was checked against), or for an account without a password an email code. */
+export interface Reauthentication {
+  checkedHash: string | null;
+  /** The email code found right (email-code-proof.ts), which the change spends under the user's row lock. */
+  codeId?: string;
+}
+
+/**
+ * The proof a request sent in place of a login (API.md sections 17 and 19): an account with a
+ * password sends the password (`email_code` is then a 400), one without a password sends an
+ * email code it asked for (a password is then a 400); either is checked like a login and counted
+ * toward the account's failed logins. Undefined when neither was sent.
+ */
+export async function reauthenticate(
+  db: Kysely<Database>,
+  user: UserRow,
+  sent: { password: string | undefined; emailCode: string | undefined; passwordField: string },
+  accountFailureLimit: number,
+): Promise<Reauthentication | undefined> {
+  if (user.password_hash === null) {
+    if (sent.password !== undefined) throw validationFailed(`/${sent.passwordField}`, 'cannot be checked: this account has no password (send `email_code` instead)');
+    if (sent.emailCode === undefined) return undefined;
+    return { checkedHash: null, codeId: await checkOwnEmailCode(db, user, sent.emailCode, accountFailureLimit) };
+  }
+  if (sent.emailCode !== undefined) throw validationFailed('/email_code', 'is only for an account without a password: send the password instead');
+  if (sent.password === undefined) return undefined;
+  await confirmOwnPassword(db, user, sent.password, accountFailureLimit);
+  return { checkedHash: user.password_hash };
+}
+
+/** The check of a Reauthentication under the user's row lock: the password is still the one checked, and the code (if any) still live, now spent. */
+async function stillReauthenticated(trx: Transaction<Database>, current: UserRow, checked: Reauthentication): Promise<void> {
+  if (current.password_hash !== checked.checkedHash) throw wrongPassword();
+  if (checked.codeId) await spendCheckedEmailCode(trx, checked.codeId);
 }
 
 /** The database's unique index on lower(email) is the rule; this names it for the client. */
@@ -45,8 +88,10 @@ export interface NewUser {
   /** True for the first admin, whose address the operator gave; anyone else gets a verification mail. */
   emailVerified?: boolean;
   email: string;
-  /** argon2id, hashed before the transaction (passwords.ts). */
-  passwordHash: string;
+  /** argon2id, hashed before the transaction (passwords.ts); null for an account without a password. */
+  passwordHash: string | null;
+  /** How the account was made, recorded in user.registered when it is not a password's way (an email code). */
+  method?: 'email_code';
   name: string;
   phone?: string | null | undefined;
   role: Role;
@@ -58,7 +103,7 @@ const profileOf = (user: UserRow) => ({ email: user.email, email_verified: user.
 /**
  * Writes a profile change. A new email address (a change of letter case included) is
  * unverified until its owner follows the link sent to it; links sent before stop working,
- * reset links too, and the address the account leaves gets a notice. At most 5 email changes
+ * reset links and email sign-in codes too, and the address the account leaves gets a notice. At most 5 email changes
  * in 24 hours (429; a refused change does not count).
  */
 async function writeProfile(
@@ -73,6 +118,8 @@ async function writeProfile(
   const updated = await updateUser(trx, current.id, { ...next, ...(emailChanged ? { email_verified: false } : {}) });
   if (emailChanged) {
     await spendAccountTokens(trx, current.id, 'password_reset');
+    // A sign-in code of the account, or one sent to either address before, proves nothing of the account now.
+    await spendCodesOfUser(trx, current.id, [current.email, updated.email]);
     await queueVerificationMail(trx, mail, updated);
     await queueEmailChangedNotice(trx, current.email, updated.email);
   }
@@ -95,7 +142,8 @@ export function createUser(trx: Transaction<Database>, user: NewUser, context: E
       created_at: now,
       updated_at: now,
     });
-    await record(trx, userEvent('user.registered', created, { after: { ...profileOf(created), role: created.role, status: created.status } }), context);
+    const data = { after: { ...profileOf(created), role: created.role, status: created.status }, ...(user.method ? { method: user.method } : {}) };
+    await record(trx, userEvent('user.registered', created, data), context);
     if (!created.email_verified) await queueVerificationMail(trx, mail, created);
     return created;
   });
@@ -114,31 +162,32 @@ async function recordProfileChange(trx: Transaction<Database>, before: UserRow, 
   return after;
 }
 
-/** A profile change as the caller sent it: the fields, and the password that allows an email change. */
+/** A profile change as the caller sent it: the fields, and the password (or, without one, the email code) that allows an email change. */
 export interface ProfileChange<Fields> {
   fields: Fields;
   currentPassword: string | undefined;
+  emailCode: string | undefined;
   /** LOGIN_ACCOUNT_FAILURE_LIMIT, which a wrong password counts toward. */
   accountFailureLimit: number;
 }
 
-/** A profile change whose password (when sent) was checked against the hash the user had when read. */
+/** A profile change whose password or email code (when sent) was checked against the user as read. */
 export interface CheckedProfileChange {
   nextOf: (current: UserRow) => { name: string; email: string; phone: string | null };
-  /** The hash the password was checked against; undefined when none was sent. */
-  checkedHash: string | undefined;
+  /** The proof checked; undefined when none was sent. */
+  checked: Reauthentication | undefined;
 }
 
 /**
  * The check of a profile change that needs argon2, outside any transaction: the current
- * password, when sent, must be right (and counts like a login, see confirmOwnPassword), and
- * must be sent when the email changes.
+ * password (or, for an account without one, an email code), when sent, must be right (and counts
+ * like a login, see reauthenticate), and must be sent when the email changes.
  */
 async function checkProfileChange(db: Kysely<Database>, read: UserRow, change: ProfileChange<unknown>, nextOf: CheckedProfileChange['nextOf']): Promise<CheckedProfileChange> {
-  const { currentPassword } = change;
-  if (currentPassword !== undefined) await confirmOwnPassword(db, read, currentPassword, change.accountFailureLimit);
-  if (currentPassword === undefined && nextOf(read).email !== read.email) throw passwordNeeded();
-  return { nextOf, checkedHash: currentPassword === undefined ? undefined : read.password_hash };
+  const sent = { password: change.currentPassword, emailCode: change.emailCode, passwordField: 'current_password' };
+  const checked = await reauthenticate(db, read, sent, change.accountFailureLimit);
+  if (!checked && nextOf(read).email !== read.email) throw passwordNeeded(read);
+  return { nextOf, checked };
 }
 
 export function checkReplacement(db: Kysely<Database>, read: UserRow, change: ProfileChange<{ name: string; email: string; phone?: string | null | undefined }>): Promise<CheckedProfileChange> {
@@ -168,11 +217,9 @@ export async function applyProfileChange(
   const current = await lockForWrite(() => findUserByIdForUpdate(trx, userId), ifMatch, 'user');
   const next = change.nextOf(current);
   if (next.name === current.name && next.email === current.email && next.phone === current.phone) return current;
-  if (next.email !== current.email) {
-    if (change.checkedHash === undefined) throw passwordNeeded();
-    // The password was checked against the hash read before; a password changed since voids that check.
-    if (current.password_hash !== change.checkedHash) throw wrongPassword();
-  }
+  if (next.email !== current.email && !change.checked) throw passwordNeeded(current);
+  // The password was checked against the hash read before; a password changed since voids that check (and a code spent since is refused).
+  if (change.checked) await stillReauthenticated(trx, current, change.checked);
   return translatingEmailConflict(() => writeProfile(trx, current, next, work.mail, work.context));
 }
 
@@ -237,18 +284,16 @@ export function deleteUser(trx: Transaction<Database>, action: AdminAction): Pro
 
 /**
  * The owner's deletion of their own account, as an admin's would be (the last-admin rule too),
- * once the password, checked before against `checkedHash` (argon2 holds no transaction), is
- * still the account's.
+ * once the password, checked before against `checked.checkedHash` (argon2 holds no transaction),
+ * is still the account's, or the email code checked before is still live (and now spent).
  */
-export function deleteOwnAccount(trx: Transaction<Database>, userId: string, ifMatch: string | undefined, checkedHash: string, context: EventContext): Promise<void> {
-  return removeUser(trx, { targetId: userId, ifMatch, reason: undefined, context }, (target) => {
-    if (target.password_hash !== checkedHash) throw wrongPassword();
-  });
+export function deleteOwnAccount(trx: Transaction<Database>, userId: string, ifMatch: string | undefined, checked: Reauthentication, context: EventContext): Promise<void> {
+  return removeUser(trx, { targetId: userId, ifMatch, reason: undefined, context }, (target) => stillReauthenticated(trx, target, checked));
 }
 
-async function removeUser(trx: Transaction<Database>, action: AdminAction, check: (target: UserRow) => void): Promise<void> {
+async function removeUser(trx: Transaction<Database>, action: AdminAction, check: (target: UserRow) => Promise<void> | void): Promise<void> {
   await guardedAdminChange(trx, action.targetId, action.ifMatch, () => false, async (trx, target) => {
-    check(target);
+    await check(target);
     const deleted = await updateUser(trx, target.id, { deleted_at: new Date() });
     await endEverySession(trx, target.id);
     await record(trx, userEvent('user.deleted', deleted, withReason({ before: profileOf(target), sessions_ended: true }, action.reason)), action.context);

@@ -6,6 +6,7 @@ import type { TokenIssuer } from '../sessions/token-issuer.js';
 import type { MailSettings } from './account-emails.js';
 import { deleteStaleAccountAttempts } from './account-attempt-repository.js';
 import { clearExpiredSealedTokens } from './account-token-repository.js';
+import { deleteStaleEmailCodes } from './email-code-repository.js';
 import { balanceRoutes } from './balance-routes.js';
 import { LedgerEntrySchema } from './balance-schemas.js';
 import { ensureFirstAdmin } from './first-admin.js';
@@ -40,6 +41,7 @@ export const usersPlugin = fastifyPlugin(
       emailVerificationUrl: config.emailVerificationUrl,
       passwordResetTtlSeconds: config.passwordResetTtlSeconds,
       emailVerificationTtlSeconds: config.emailVerificationTtlSeconds,
+      emailCodeTtlSeconds: config.emailCodeTtlSeconds,
       secrets: app.secretsAtRest,
     };
     app.decorate('accountMail', mail);
@@ -47,6 +49,7 @@ export const usersPlugin = fastifyPlugin(
     await ensureFirstAdmin(db, { email: config.adminEmail, password: config.adminPassword }, app.log, mail, options.tellOperator);
     options.jobs.add({ name: 'purge-account-attempts', everyMs: HOUR_MS, run: () => deleteStaleAccountAttempts(db) });
     options.jobs.add({ name: 'clear-expired-links', everyMs: HOUR_MS, run: () => clearExpiredSealedTokens(db) });
+    options.jobs.add({ name: 'purge-email-codes', everyMs: HOUR_MS, run: () => deleteStaleEmailCodes(db) });
     app.addSchema(UserSchema);
     app.addSchema(LedgerEntrySchema);
     await app.register(userRoutes, { prefix: '/api/users', tokenIssuer: options.tokenIssuer });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
@@ -45,7 +46,7 @@ describe('authentication', () => {
     assert.equal(response.headers.location, `/api/users/${user.id}`);
     assert.equal('password_hash' in user || 'password' in user, false);
     const stored = await testApp.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
-    assert.match(stored.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    assert.match(stored.password_hash ?? '', /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
   it('refuses a second account with the same email in another letter case (409 email_taken)', async () => {
@@ -108,10 +109,11 @@ describe('authentication', () => {
     assert.equal(problemOf(unknownEmail).code, 'invalid_credentials');
   });
 
-  it('spends unknown-email logins on a real hash, so they take as long as wrong passwords', async () => {
-    // A first reading of 9 rounds, and 36 when its median is unclear: a median of 9 paired ratios
-    // once read 0.70 on a busy CI machine. Each known account is asked at most 9 times, well under
-    // LOGIN_ACCOUNT_FAILURE_LIMIT (20 an hour), whose refusal would answer without a hash.
+  /**
+   * The median ratio of a failed login of `otherEmail()`'s kind to a wrong password's, paired round
+   * by round (the unknown-email test below says why so).
+   */
+  async function failedLoginRatio(otherEmail: () => string): Promise<{ ratio: number; ratios: number[] }> {
     const FIRST_ROUNDS = 9;
     const MOST_ROUNDS = 36;
     const users: { email: string }[] = [];
@@ -122,26 +124,48 @@ describe('authentication', () => {
       assert.equal(reply.statusCode, 401, reply.body);
       return Number(process.hrtime.bigint() - started) / 1e6;
     };
-    // Each round times a wrong password and an unknown email one after the other, first the one,
-    // then the other, so a busy moment slows both of a pair; the median of the pairs' ratios, so
-    // one slow request does not decide.
     const ratios: number[] = [];
     const measure = async (rounds: number) => {
       for (let round = ratios.length; round < rounds; round++) {
         const knownEmail = users[Math.floor(round / FIRST_ROUNDS)]!.email;
         if (round % 2 === 0) {
           const known = await time(knownEmail);
-          ratios.push((await time(uniqueEmail())) / known);
+          ratios.push((await time(otherEmail())) / known);
         } else {
-          const unknown = await time(uniqueEmail());
-          ratios.push(unknown / (await time(knownEmail)));
+          const other = await time(otherEmail());
+          ratios.push(other / (await time(knownEmail)));
         }
       }
     };
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     await measure(FIRST_ROUNDS);
     if (!(median(ratios) > 0.8 && median(ratios) < 1.25)) await measure(MOST_ROUNDS);
-    const ratio = median(ratios);
+    return { ratio: median(ratios), ratios };
+  }
+
+  it('spends a password login of an account without a password (API.md section 19) on a real hash, as a wrong password', async () => {
+    // Accounts made by an email code have no password hash; 36 of them, each asked once at most.
+    const passwordless = Array.from({ length: 36 }, () => uniqueEmail('no-password'));
+    const now = new Date();
+    await testApp.db
+      .insertInto('users')
+      .values(passwordless.map((email) => ({ id: randomUUID(), email, name: 'No Password', phone: null, role: 'user' as const, status: 'active' as const, password_hash: null, email_verified: true, created_at: now, updated_at: now })))
+      .execute();
+    const first = await inject({ method: 'POST', url: '/api/auth/login', payload: { email: passwordless[0]!, password: 'wrong-password' } });
+    assert.equal(problemOf(first).code, 'invalid_credentials');
+    let next = 1;
+    const { ratio, ratios } = await failedLoginRatio(() => passwordless[next++ % passwordless.length]!);
+    assert.ok(ratio > 0.75 && ratio < 1.33, `no password/wrong password: median ratio ${ratio.toFixed(2)} of ${ratios.length} rounds (${ratios.map((each) => each.toFixed(2)).join(' ')})`);
+  });
+
+  it('spends unknown-email logins on a real hash, so they take as long as wrong passwords', async () => {
+    // A first reading of 9 rounds, and 36 when its median is unclear: a median of 9 paired ratios
+    // once read 0.70 on a busy CI machine. Each known account is asked at most 9 times, well under
+    // LOGIN_ACCOUNT_FAILURE_LIMIT (20 an hour), whose refusal would answer without a hash. Each round
+    // times a wrong password and an unknown email one after the other, first the one, then the
+    // other, so a busy moment slows both of a pair; the median of the pairs' ratios, so one slow
+    // request does not decide.
+    const { ratio, ratios } = await failedLoginRatio(() => uniqueEmail());
     // Without the dummy hash an unknown email answers in a fifth of the time (0.19 over 36 rounds).
     assert.ok(ratio > 0.75 && ratio < 1.33, `unknown/known: median ratio ${ratio.toFixed(2)} of ${ratios.length} rounds (${ratios.map((each) => each.toFixed(2)).join(' ')})`);
   });
