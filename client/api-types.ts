@@ -74,7 +74,7 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Replace the caller's name, email and phone
-         * @description A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in 24 hours (429). A body that keeps the email may carry `current_password`, which must then be right. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
+         * @description A missing `phone` becomes null. Any other field (role, status, balance…) is a 400. Changing `email` (a change of letter case included) needs `current_password` (else 400 naming it; a wrong one is 403 `wrong_password`); the new address gets a verification link, the old one a notice, and reset links stop working. At most 5 email changes in 24 hours (429). A body that keeps the email may carry `current_password`, which must then be right. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes. An account without a password (`has_password` false) sends `email_code` instead, a code it asked for at POST /api/auth/email-code for its own email (only such an account may: a password sent by it, or a code sent by an account with a password, is a 400 naming the field); a wrong code is 400 `invalid_email_code` and counts as a wrong password, and the change spends the right one.
          *
          *     Who: any user; users only (API clients are refused). An app's token acts for its user with the scope `account`.
          */
@@ -82,7 +82,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the caller's own account
-         * @description Needs the current `password` (403 `wrong_password`). The account is deleted as an admin's DELETE /api/users/{id} would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after `DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
+         * @description Needs the current `password` (403 `wrong_password`). The account is deleted as an admin's DELETE /api/users/{id} would delete it: its sessions end, its email is free again, its ledger stays, and it is erased after `DELETED_USER_RETENTION_DAYS`. 409 `last_admin` for the last active admin. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes. An account without a password (`has_password` false) sends `email_code` instead, a code it asked for at POST /api/auth/email-code for its own email (only such an account may: a password sent by it, or a code sent by an account with a password, is a 400 naming the field); a wrong code is 400 `invalid_email_code` and counts as a wrong password, and the change spends the right one.
          *
          *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
@@ -91,7 +91,7 @@ export interface paths {
         head?: never;
         /**
          * Change some of the caller's name, email and phone (JSON merge patch)
-         * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. Changing `email` needs `current_password`, as for PUT. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
+         * @description Send `application/merge-patch+json` or `application/json`. `{}` changes nothing and keeps the version. Changing `email` needs `current_password`, as for PUT. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes. An account without a password (`has_password` false) sends `email_code` instead, a code it asked for at POST /api/auth/email-code for its own email (only such an account may: a password sent by it, or a code sent by an account with a password, is a 400 naming the field); a wrong code is 400 `invalid_email_code` and counts as a wrong password, and the change spends the right one.
          *
          *     Who: any user; users only (API clients are refused). An app's token acts for its user with the scope `account`.
          */
@@ -108,7 +108,7 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Returns a new token pair; every other refresh token and every older access token of the caller stop working. A `new_password` equal to the current one is a 400; a wrong `current_password` is 403 `wrong_password`. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes.
+         * @description Returns a new token pair; every other refresh token and every older access token of the caller stop working. A `new_password` equal to the current one is a 400; a wrong `current_password` is 403 `wrong_password`. The password counts like a login: per client address and account under LOGIN_RATE_LIMIT, and a wrong one toward LOGIN_ACCOUNT_FAILURE_LIMIT; past either limit 429 `rate_limited` with Retry-After, the right password included, and nothing changes. An account without a password (`has_password` false) sends `email_code` instead, a code it asked for at POST /api/auth/email-code for its own email (only such an account may: a password sent by it, or a code sent by an account with a password, is a 400 naming the field); a wrong code is 400 `invalid_email_code` and counts as a wrong password, and the change spends the right one.
          *
          *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
@@ -408,6 +408,50 @@ export interface paths {
          *     No token needed.
          */
         post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a 6-digit sign-in code
+         * @description Always 202 with the same body, at once, whether or not an account has this email: the code is queued after the reply. A code goes to an address an account has (a suspended one too: its right code is then 403 `account_suspended`), and to an address none has while ALLOW_REGISTRATION and EMAIL_CODE_SIGNUP are true (the code then creates the account). The code lives EMAIL_CODE_TTL seconds and replaces the live code of the address (only the newest works). An address gets at most 3 codes an hour, whatever the client addresses asking; beyond that the reply is still 202, nothing is sent and the live code stays. Rate-limited per client address and email (LOGIN_RATE_LIMIT a minute, then 429). An `email` that is not an address is a 400.
+         *
+         *     No token needed.
+         */
+        post: operations["requestEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/email-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an emailed code for a token pair (signing up a new address)
+         * @description The code of POST /api/auth/email-code for this email. 400 `invalid_email_code` for a code that is unknown, expired, spent (used, replaced by a newer one, or by a password change, email change, suspension or deletion of its account) or wrong; the 5th wrong try kills the code. Codes count like passwords: per client address and email under LOGIN_RATE_LIMIT, and every refused code toward LOGIN_ACCOUNT_FAILURE_LIMIT (past it 429, the right code included). A right code verifies the account's email. For an address no account has (with ALLOW_REGISTRATION and EMAIL_CODE_SIGNUP), the right code creates one: role `user`, `email_verified` true, no password (`has_password` false), named by the local part of the address (its first 100 characters); `user.registered` records `method: "email_code"`. A suspended account's right code is 403 `account_suspended` (and spent). A user with a second factor gets 403 `mfa_required` with an `mfa_token`, as a password login does. The access token carries `amr` `["email"]`, or `["email","otp","mfa"]`, `["email","hwk","mfa"]`, `["email","mfa"]` once POST /api/auth/login/mfa completes it. Two tries of one right code at once sign in once.
+         *
+         *     No token needed.
+         */
+        post: operations["loginWithEmailCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1798,6 +1842,11 @@ export interface webhooks {
                                 role: string;
                                 status: string;
                             };
+                            /**
+                             * @description Present when the account was made by signing in with an email code (API.md section 19); absent for a registration with a password.
+                             * @enum {string}
+                             */
+                            method?: "email_code";
                         };
                     };
                 };
@@ -4941,7 +4990,7 @@ export interface components {
              * @description Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "invalid_email_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             errors?: {
                 /** @description JSON Pointer into the request. */
                 path: string;
@@ -5007,6 +5056,7 @@ export interface components {
          *       "id": "3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13",
          *       "email": "ada@example.com",
          *       "email_verified": true,
+         *       "has_password": true,
          *       "name": "Ada Lovelace",
          *       "phone": null,
          *       "role": "user",
@@ -5022,8 +5072,10 @@ export interface components {
             /** Format: uuid */
             id: string;
             email: string;
-            /** @description Whether the owner followed the link sent to this address. */
+            /** @description Whether the owner followed the link sent to this address (or signed in with a code sent to it). */
             email_verified: boolean;
+            /** @description False for an account without a password (made by an email code): it signs in by email code, and sets a password through a password reset. */
+            has_password: boolean;
             name: string;
             phone: string | null;
             /**
@@ -5776,6 +5828,8 @@ export interface operations {
                     phone?: string | null;
                     /** @description The caller's password: required when `email` changes; when sent, it must be right (403 `wrong_password`). */
                     current_password?: string;
+                    /** @description Only for an account without a password (`has_password` false), in place of the password: a code the caller asked for at POST /api/auth/email-code for its own email. A wrong one is 400 `invalid_email_code` and counts as a wrong password; an account with a password sending it gets a 400 naming it. */
+                    email_code?: string;
                 };
             };
         };
@@ -5912,8 +5966,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description The caller's current password. */
-                    password: string;
+                    /** @description The caller's current password: required for an account with a password. */
+                    password?: string;
+                    /** @description Only for an account without a password (`has_password` false), in place of the password: a code the caller asked for at POST /api/auth/email-code for its own email. A wrong one is 400 `invalid_email_code` and counts as a wrong password; an account with a password sending it gets a 400 naming it. */
+                    email_code?: string;
                 };
             };
         };
@@ -6056,6 +6112,8 @@ export interface operations {
                     phone?: string | null;
                     /** @description The caller's password: required when `email` changes; when sent, it must be right (403 `wrong_password`). */
                     current_password?: string;
+                    /** @description Only for an account without a password (`has_password` false), in place of the password: a code the caller asked for at POST /api/auth/email-code for its own email. A wrong one is 400 `invalid_email_code` and counts as a wrong password; an account with a password sending it gets a 400 naming it. */
+                    email_code?: string;
                 };
             };
         };
@@ -6178,7 +6236,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description `new_password` must differ from the current one. */
+        /** @description `new_password` must differ from the current one. An account without a password sends `email_code` instead of `current_password`, and gets its first password. */
         requestBody: {
             content: {
                 /**
@@ -6188,7 +6246,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    current_password: string;
+                    /** @description Required for an account with a password. */
+                    current_password?: string;
+                    /** @description Only for an account without a password (`has_password` false), in place of the password: a code the caller asked for at POST /api/auth/email-code for its own email. A wrong one is 400 `invalid_email_code` and counts as a wrong password; an account with a password sending it gets a 400 naming it. */
+                    email_code?: string;
                     /**
                      * @description 8 to 128 characters.
                      * @example correct-horse-battery
@@ -8021,6 +8082,206 @@ export interface operations {
             /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description An email address, 3 to 254 characters; unique among accounts without regard to case.
+                     * @example ada@example.com
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; an email follows when there is one to send. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "accepted";
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    loginWithEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "code": "042917"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    /** @description The 6 digits of the email; spaces are ignored. Any other string is a wrong code (400 `invalid_email_code`). */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPair"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17138,6 +17399,7 @@ export const pathsApiUsersIdRolePutRequestBodyContentApplicationJsonRoleValues: 
 export const pathsApiUsersIdStatusPutRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/users/{id}/status"]["put"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "suspended"];
 export const pathsApiUsersIdBalancePutResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/users/{id}/balance"]["put"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiUsersIdVerifyEmailResendPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/users/{id}/verify-email/resend"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
+export const pathsApiAuthEmailCodePostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/email-code"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
 export const pathsApiAuthPasswordResetPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/password-reset"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
 export const pathsApiAuthVerifyEmailResendPostResponses202ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/verify-email/resend"]["post"]["responses"]["202"]["content"]["application/json"]["status"]> = ["accepted"];
 export const pathsApiSigningKeysGetResponses200ContentApplicationJsonItemsAlgValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/signing-keys"]["get"]["responses"]["200"]["content"]["application/json"]["items"]["alg"]> = ["EdDSA", "RS256"];
@@ -17195,6 +17457,7 @@ export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_sig
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonDataMethodValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["data"]["method"]> = ["email_code"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
@@ -17283,7 +17546,7 @@ export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonSubject
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonDataBeforeStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["status"]> = ["active", "inactive"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "invalid_email_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
 export const problemMethodsAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["totp"];
 export const problemMethodsAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["webauthn"];
 export const problemMethodsAnyOf2Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["recovery_code"];

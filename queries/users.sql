@@ -61,6 +61,51 @@ select * from "balance_ledger" where "user_id" = $1 order by "created_at" asc, "
 -- src/users/balance-repository.ts: countLedgerEntries('00000000-0000-4000-8000-000000000001')
 select count(*) as "total" from "balance_ledger" where "user_id" = $1;
 
+-- src/users/email-code-repository.ts: lockAddressForCodes('Ada@Example.com')
+select pg_advisory_xact_lock(19025, hashtext($1));
+
+-- src/users/email-code-repository.ts: countRecentEmailCodes('Ada@Example.com', 3600)
+select count(*) as "count"
+  from "email_codes"
+  where lower(email) = $1 and "created_at" > now() - make_interval(secs => $2);
+
+-- src/users/email-code-repository.ts: spendCodesOfAddress('Ada@Example.com')
+update "email_codes" set "used_at" = $1 where lower(email) = $2 and "used_at" is null;
+
+-- src/users/email-code-repository.ts: insertEmailCode({ email: 'ada@example.com', userId: '00000000-0000-4000-8000-000000000001', value: '042917', ttlSeconds: 600 })
+insert into "email_codes" ("id", "email", "user_id", "code_hash", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6);
+
+-- src/users/email-code-repository.ts: findLiveEmailCode('Ada@Example.com', 5)
+select *
+  from "email_codes"
+  where lower(email) = $1 and "used_at" is null and "expires_at" > $2 and "failures" < $3
+  order by "created_at" desc
+  limit $4;
+
+-- src/users/email-code-repository.ts: lockEmailCode('00000000-0000-4000-8000-000000000099')
+select * from "email_codes" where "id" = $1 for update;
+
+-- src/users/email-code-repository.ts: countEmailCodeFailure('00000000-0000-4000-8000-000000000099')
+update "email_codes" set "failures" = failures + 1 where "id" = $1;
+
+-- src/users/email-code-repository.ts: spendEmailCode('00000000-0000-4000-8000-000000000099')
+update "email_codes" set "used_at" = $1 where "id" = $2;
+
+-- src/users/email-code-repository.ts: spendLiveEmailCode('00000000-0000-4000-8000-000000000099')
+update "email_codes" set "used_at" = $1
+  where "id" = $2 and "used_at" is null and "expires_at" > $3
+  returning "id";
+
+-- src/users/email-code-repository.ts: spendCodesOfUser('00000000-0000-4000-8000-000000000001', ['ada@example.com', 'ada.lovelace@example.com'])
+update "email_codes" set "used_at" = $1
+  where "used_at" is null and ("user_id" = $2 or lower(email) in ($3, $4));
+
+-- src/users/email-code-repository.ts: deleteStaleEmailCodes()
+delete from "email_codes" where "created_at" < now() - interval '1 day';
+
+-- src/users/email-code-repository.ts: deleteCodesOfUser('00000000-0000-4000-8000-000000000001')
+delete from "email_codes" where "user_id" = $1 returning "email";
+
 -- src/users/user-repository.ts: userById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
 select "caller".*, "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
