@@ -17,6 +17,10 @@ export function startBenchService(environment: Record<string, string>, nodeArgum
 export async function serviceEnvironment(database: { url?: string; dataDir?: string }, workers = 1): Promise<Record<string, string>> {
   return {
     PORT: await freePort(),
+    // One address for every process of a run (as instances behind one load balancer have): the
+    // tokens' issuer is PUBLIC_URL, whose default names the port, and the seeding process and
+    // the measured one listen on different ports.
+    PUBLIC_URL: 'http://127.0.0.1:3000',
     ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', DATA_DIR: database.dataDir! }),
     // The service as a user runs it: EdDSA access tokens (no JWT_SECRET) and LOG_LEVEL's default.
     LOG_LEVEL: 'info',
