@@ -5,6 +5,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { ANY_ROLE, scopesOf } from '../../src/sessions/access-rule.js';
+import { createTokenIssuer } from '../../src/sessions/token-issuer.js';
+import { PASSWORD_ONLY, startSession } from '../../src/sessions/token-pairs.js';
 import { buildTestApp, createUser, loginAdmin, useAppWithAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 import { enrolTotp } from '../mfa/mfa-helpers.js';
 
@@ -76,6 +78,24 @@ describe('every route refuses every refused caller, and changes nothing', () => 
       { name: 'an API client without the scope (events:read)', headers: auditor, status: 403, code: 'insufficient_scope', applies: (route) => scopes(route).length > 0 && !scopes(route).includes('events:read') },
       { name: 'an API client without the scope (variants:read)', headers: reader, status: 403, code: 'insufficient_scope', applies: (route) => scopes(route).includes('events:read') },
     );
+    // An admin's tokens through an app (section 18): with `openid` alone no route opens; with
+    // every scope, a route for direct sign-ins still refuses it.
+    const app = await testApp.app.inject({
+      method: 'POST',
+      url: '/api/clients',
+      headers: admin.auth,
+      payload: { name: 'Walker app', type: 'confidential', redirect_uris: ['https://shop.example.com/callback'], scopes: ['openid', 'account', 'users:read', 'users:write', 'variants:read', 'variants:write', 'inventory:read', 'inventory:write', 'reservations:write', 'balance:read', 'balance:write', 'events:read'] },
+    });
+    const appToken = async (granted: string[]) => {
+      const pair = await startSession(testApp.db, createTokenIssuer(testApp.config, undefined), admin.id, { userAgent: 'walker', ip: '127.0.0.1' }, PASSWORD_ONLY, { clientId: app.json().id, scopes: granted });
+      return { authorization: `Bearer ${pair.access_token}` };
+    };
+    const directOnly = (route: RouteEntry) => route.config?.access?.directSignInOnly === true;
+    callers.push(
+      { name: "an admin's app token with openid alone", headers: await appToken(['openid']), status: 403, code: 'insufficient_scope', applies: (route) => !directOnly(route) },
+      { name: "an admin's app token with openid alone, on a route for direct sign-ins", headers: await appToken(['openid']), status: 403, code: 'forbidden', applies: directOnly },
+      { name: "an admin's app token with every scope, on a route for direct sign-ins", headers: await appToken(app.json().scopes), status: 403, code: 'forbidden', applies: directOnly },
+    );
   });
   after(() => testApp.close());
 
@@ -105,13 +125,23 @@ describe('every route refuses every refused caller, and changes nothing', () => 
     for (const route of testApp.app.routeTable.filter((candidate) => candidate.url.startsWith('/api') && !candidate.config?.literalSegmentGuard)) {
       assert.ok(route.config?.access, `${route.method} ${route.url} declares its rule`);
     }
+    // Section 18: what stays with a direct sign-in (change-password, second factors, self-deletion,
+    // API clients, webhooks, signing keys), and the user's own routes an app's `account` opens.
+    const declared = (flag: 'directSignInOnly' | 'account') => routes.filter((route) => route.config!.access![flag]).map((route) => `${route.method} ${route.url}`).sort();
+    const directOnlyExpected = (name: string) => /^\S+ \/api\/(clients|webhooks|signing-keys|auth\/mfa)(\/|$)/.test(name) || ['PUT /api/users/change-password', 'DELETE /api/users/profile', 'DELETE /api/users/:id/mfa'].includes(name);
+    assert.deepEqual(declared('directSignInOnly'), routes.map((route) => `${route.method} ${route.url}`).filter(directOnlyExpected).sort());
+    assert.deepEqual(declared('account'), ['DELETE /api/auth/sessions/:id', 'GET /api/auth/sessions', 'GET /api/users/:id/balance/ledger', 'GET /api/users/profile', 'GET /api/users/profile/export', 'PATCH /api/users/profile', 'PUT /api/users/profile']);
     let walked = 0;
     for (const route of routes) {
       for (const caller of callers.filter((candidate) => candidate.applies(route))) {
         const before = await everyRow();
         const response = await testApp.app.inject(requestFor(route, caller.headers));
         const what = `${route.method} ${route.url} as ${caller.name}`;
-        if (caller.code === 'insufficient_scope') assert.match(String(response.headers['www-authenticate']), new RegExp(`scope="${scopes(route)[0]}"`), what);
+        if (caller.code === 'insufficient_scope') {
+          // The scope that would open the route, when one would (an app's `account` on an own route).
+          const named = scopes(route)[0] ?? (route.config?.access?.account ? 'account' : undefined);
+          assert.equal(response.headers['www-authenticate'], `Bearer error="insufficient_scope"${named ? `, scope="${named}"` : ''}`, what);
+        }
         assert.equal(response.statusCode, caller.status, `${what}: ${response.statusCode} ${response.body}`);
         assert.equal(onlyAProblem(response).code, caller.code, what);
         assert.deepEqual(await everyRow(), before, `${what} changed a table`);
