@@ -3090,6 +3090,156 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "user.app_authorized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user allowed a third-party app the scopes named, on the consent page.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "user.app_authorized";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** Format: uuid */
+                            client_id: string;
+                            /** @description As granted, `openid` included. */
+                            scopes: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.app_revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user withdrew an app's consent; the app's sessions for the user ended.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "user.app_revoked";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** Format: uuid */
+                            client_id: string;
+                            /** @description The scopes the consent held. */
+                            scopes: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "variant.created": {
         parameters: {
             query?: never;
@@ -5315,7 +5465,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
+            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
@@ -5357,7 +5507,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types it is sent, or `["*"]` for all. */
-            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
             description: string | null;
             enabled: boolean;
             version: number;
@@ -14438,7 +14588,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -14463,7 +14613,7 @@ export interface operations {
                         id: string;
                         url: string;
                         /** @description The event types it is sent, or `["*"]` for all. */
-                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                         description: string | null;
                         enabled: boolean;
                         version: number;
@@ -14717,7 +14867,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -17438,9 +17588,9 @@ export const pathsApiVariantsBatchPostResponses200ContentApplicationJsonResultsO
 export const pathsApiVariantsIdStockPutResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/{id}/stock"]["put"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiStockAdjustmentsPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-adjustments"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiEventsGetParametersQueryActor_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/events"]["get"]["parameters"]["query"]["actor_type"]> = ["user", "client"];
-export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const pathsApiVariantsImportsPostParametersQueryModeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["mode"]> = ["upsert", "create"];
 export const pathsApiVariantsImportsPostParametersQueryOn_errorValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["on_error"]> = ["reject_all", "skip_failed"];
 export const pathsApiVariantsImportsPostResponses202HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["responses"]["202"]["headers"]["idempotent-replayed"]> = ["true"];
@@ -17494,6 +17644,10 @@ export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonActor
 export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserErasedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserErasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserApp_authorizedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_authorized"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksUserApp_authorizedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_authorized"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserApp_revokedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_revoked"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksUserApp_revokedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_revoked"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
@@ -17556,10 +17710,10 @@ export const userStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const mfaFactorTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MfaFactor"]["type"]> = ["totp", "webauthn"];
 export const reservationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reservation"]["status"]> = ["active", "committed", "released", "expired"];
 export const locationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Location"]["status"]> = ["active", "inactive"];
-export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const eventActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["actor_type"]> = ["user", "client"];
 export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const webhookDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["status"]> = ["pending", "succeeded", "failed"];
 export const variantImportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["status"]> = ["pending", "running", "succeeded", "failed", "cancelled"];
 export const variantImportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["format"]> = ["csv", "jsonl"];

@@ -16,7 +16,15 @@ const SOURCE = path.resolve(import.meta.dirname, '..', 'src');
 const GROUND = new Set(['db', 'http', 'jobs', 'config', 'tracing', 'url-redaction']);
 const SERVICES = new Set(['events', 'mail', 'sessions']);
 /** Areas an area may use besides the ground and the services. */
-const AREA_MAY_USE: Record<string, string[]> = { auth: ['users', 'mfa'], imports: ['variants'], mfa: ['users'], privacy: ['users', 'mfa', 'inventory'], variants: ['inventory'] };
+const AREA_MAY_USE: Record<string, string[]> = {
+  auth: ['users', 'mfa'],
+  oauth: ['clients', 'users'],
+  signin: ['auth', 'oauth', 'clients', 'users', 'mfa'],
+  imports: ['variants'],
+  mfa: ['users'],
+  privacy: ['users', 'mfa', 'inventory'],
+  variants: ['inventory'],
+};
 const COMPOSITION_ROOTS = new Set(['app', 'server']);
 /**
  * Repositories imported from another folder, `importer -> repository`, each with why. All are a

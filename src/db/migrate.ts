@@ -28,6 +28,7 @@ import { passkeySignIn } from './migrations/0027-passkey-sign-in.js';
 import { locations } from './migrations/0028-locations.js';
 import { appSessions } from './migrations/0029-app-sessions.js';
 import { emailCodes } from './migrations/0030-email-codes.js';
+import { authorizationServer } from './migrations/0031-authorization-server.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0028-locations': locations,
   '0029-app-sessions': appSessions,
   '0030-email-codes': emailCodes,
+  '0031-authorization-server': authorizationServer,
 };
 
 /**

@@ -62,6 +62,41 @@ export interface SessionsTable {
   client_id: ColumnType<string | null, string | null | undefined, never>;
   /** The scopes granted to that app; null for a direct sign-in. */
   scopes: ColumnType<string[] | null, string[] | null | undefined, never>;
+  /** A sign-in session of the hosted pages: SHA-256 of the secret its browser cookie carries; null for any other session. */
+  browser_secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An app's session: the hosted pages' sign-in session it came from (logging out there ends it). */
+  signin_session_id: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** An authorization code of API.md section 18: single use, 60 seconds, bound to all it was issued for. */
+export interface AuthorizationCodesTable {
+  id: string;
+  /** SHA-256 (hex) of the code's 43 characters. */
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  /** The PKCE S256 challenge. */
+  code_challenge: string;
+  nonce: string | null;
+  scopes: string[];
+  signin_session_id: string;
+  auth_time: Timestamp;
+  amr: string[];
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The session the code's exchange started; a second presentation ends it. */
+  session_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** What a user granted a third-party app (API.md section 18, "Consent"). */
+export interface AppConsentsTable {
+  user_id: string;
+  client_id: string;
+  /** As granted, `openid` included. */
+  scopes: string[];
+  granted_at: Timestamp;
 }
 
 /** Ed25519 keys sign access tokens (and ID tokens); RSA keys sign ID tokens only. */
@@ -455,6 +490,8 @@ export interface Database {
   import_uploads: ImportUploadsTable;
   variant_imports: VariantImportsTable;
   variant_import_errors: VariantImportErrorsTable;
+  authorization_codes: AuthorizationCodesTable;
+  app_consents: AppConsentsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -468,6 +505,8 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type LocationRow = Selectable<LocationsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;
+export type AppConsentRow = Selectable<AppConsentsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
 export type EmailCodeRow = Selectable<EmailCodesTable>;

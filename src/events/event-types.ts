@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'user.recovery_code_used',
   'user.data_exported',
   'user.erased',
+  'user.app_authorized',
+  'user.app_revoked',
   'variant.created',
   'variant.updated',
   'variant.deleted',

@@ -84,6 +84,14 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
   'user.recovery_code_used': { summary: 'A recovery code was used.', data: Type.Object({ recovery_codes_left: Type.Integer() }) },
   'user.data_exported': { summary: "A user's data were exported.", data: Type.Object({}) },
   'user.erased': { summary: "A user's personal data were erased.", data: Type.Object({ reason: Type.Union([Type.String(), Type.Null()]) }) },
+  'user.app_authorized': {
+    summary: 'A user allowed a third-party app the scopes named, on the consent page.',
+    data: Type.Object({ client_id: Type.String({ format: 'uuid' }), scopes: Type.Array(Type.String(), { description: 'As granted, `openid` included.' }) }),
+  },
+  'user.app_revoked': {
+    summary: "A user withdrew an app's consent; the app's sessions for the user ended.",
+    data: Type.Object({ client_id: Type.String({ format: 'uuid' }), scopes: Type.Array(Type.String(), { description: 'The scopes the consent held.' }) }),
+  },
   'variant.created': { summary: 'A variant was created.', data: Type.Object({ after: variantFields, import_id: importId }) },
   'variant.updated': { summary: "A variant's fields changed (stock has its own event).", data: Type.Intersect([changed('product_id, sku, name, price and attributes'), Type.Object({ import_id: importId })]) },
   'variant.deleted': { summary: 'A variant was deleted.', data: Type.Object({ before: variantFields }) },
