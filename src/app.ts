@@ -15,6 +15,7 @@ import { httpFramePlugin } from './http/http-frame.js';
 import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
 import { metricsPlugin } from './http/metrics.js';
 import { mfaPlugin } from './mfa/mfa-plugin.js';
+import { oauthPlugin } from './oauth/oauth-plugin.js';
 import { privacyPlugin } from './privacy/privacy-plugin.js';
 import type { Tracing } from './tracing.js';
 import { importsPlugin } from './imports/imports-plugin.js';
@@ -102,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(eventsPlugin, { database, jobs });
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
-  await app.register(clientsPlugin, { tokenIssuer });
+  await app.register(clientsPlugin);
+  await app.register(oauthPlugin, { tokenIssuer });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

@@ -2,17 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { clientRoutes } from './client-routes.js';
 import { ClientSchema, ClientSecretSchema } from './client-schemas.js';
-import { tokenRoutes } from './token-routes.js';
-import type { TokenIssuer } from '../sessions/token-issuer.js';
 
-/** API clients: their management (admins), the OAuth token endpoint and its discovery document. */
+/** API clients and their management (admins); the token endpoint that trades their secrets is the authorization server's (oauth/). */
 export const clientsPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { tokenIssuer: TokenIssuer }) => {
+  async (app: FastifyInstance) => {
     app.addSchema(ClientSecretSchema);
     app.addSchema(ClientSchema);
     await app.register(clientRoutes, { prefix: '/api/clients' });
-    // Its own context: the token endpoint reads forms and answers errors in OAuth's shape.
-    await app.register(tokenRoutes, { tokenIssuer: options.tokenIssuer });
   },
   { name: 'clients', dependencies: ['sessions', 'http-frame'] },
 );

@@ -7,7 +7,7 @@ import { problemResponses } from '../http/problem-schema.js';
 import { sendProblem } from '../http/problem-reply.js';
 import { PUBLIC, SCOPE_NAMES } from '../sessions/access-rule.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { grantClientToken, OAuthError, type ClientCredentials } from './token-service.js';
+import { grantClientToken, OAuthError, type ClientCredentials } from '../clients/token-service.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const PARAMETERS = ['grant_type', 'scope', 'client_id', 'client_secret'] as const;
