@@ -104,6 +104,9 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
   await app.register(clientsPlugin);
+  if (!config.authorizationServer) {
+    app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
+  }
   await app.register(oauthPlugin, { tokenIssuer });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

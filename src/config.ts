@@ -5,6 +5,17 @@ import { envSchema } from 'env-schema';
 import type { PoolMode } from './db/database.js';
 import type { Role } from './db/tables.js';
 
+/** An issuer browsers and apps may trust with codes: https, or plain http on the developer's own machine (RFC 8252). */
+function servesAuthorization(issuer: string): boolean {
+  try {
+    const url = new URL(issuer);
+    // The loopback hosts of http/loopback-hosts.ts, which config (ground below http) cannot import.
+    return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname));
+  } catch {
+    return false;
+  }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export const EnvironmentSchema = Type.Object({
@@ -81,6 +92,11 @@ export interface Config {
   jwtSecret: string | undefined;
   signingKeyRotationDays: number;
   jwtIssuer: string;
+  /**
+   * Whether the authorization server of API.md section 18 answers (`/oauth/…`, the code and
+   * refresh grants, OpenID discovery): only for an `https` issuer, or `http` on a loopback host.
+   */
+  authorizationServer: boolean;
   jwtAudience: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
@@ -195,6 +211,7 @@ export function buildConfig(environment: Environment): Config {
     // v4: the issuer of the authorization server is where it is reached (OpenID Connect Discovery
     // requires the two to match), so by default it is PUBLIC_URL.
     jwtIssuer: environment.JWT_ISSUER ?? publicUrl,
+    authorizationServer: servesAuthorization(environment.JWT_ISSUER ?? publicUrl),
     jwtAudience: environment.JWT_AUDIENCE,
     accessTokenTtlSeconds: environment.ACCESS_TOKEN_TTL,
     refreshTokenTtlSeconds: environment.REFRESH_TOKEN_TTL,
