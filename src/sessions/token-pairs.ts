@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, SessionRow } from '../db/tables.js';
 import { insertRefreshToken } from './refresh-token-repository.js';
 import { insertSession } from './session-repository.js';
 import type { AppGrant, TokenIssuer } from './token-issuer.js';
@@ -70,13 +70,39 @@ export type SessionStart =
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
 export const EMAIL_CODE_ONLY: SessionStart = { amr: ['email'] };
 
+/** How a session other than a plain login starts (API.md section 18). */
+export interface SessionOptions {
+  /** When the user authenticated: an app's session keeps its sign-in's (default now). */
+  authTime?: Date;
+  /** An app's session: the hosted pages' sign-in session it came from. */
+  signinSessionId?: string;
+  /** A sign-in session of the hosted pages: SHA-256 of its browser cookie's secret. */
+  browserSecretHash?: string;
+  /** How long the session lives (default REFRESH_TOKEN_TTL): a sign-in session's SIGNIN_SESSION_TTL. */
+  lifetimeSeconds?: number;
+}
+
 /**
  * A login: a new session and its first pair, in the caller's transaction. With `app`, the
  * session an app starts for the user (API.md section 18), whose tokens act within its scopes.
  */
 export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, userId: string, client: ClientDetails, start: SessionStart = PASSWORD_ONLY, app?: AppGrant): Promise<TokenPair> {
+  return (await openSession(db, issuer, userId, client, start, app)).pair;
+}
+
+/** `startSession` with the options of section 18's sessions, answering the session beside its first pair. */
+export async function openSession(
+  db: Kysely<Database>,
+  issuer: TokenIssuer,
+  userId: string,
+  client: ClientDetails,
+  start: SessionStart = PASSWORD_ONLY,
+  app?: AppGrant,
+  options: SessionOptions = {},
+): Promise<{ session: SessionRow; pair: TokenPair }> {
   const now = new Date();
-  const expiresAt = new Date(now.getTime() + issuer.refreshTokenTtlSeconds * 1000);
+  const authTime = options.authTime ?? now;
+  const expiresAt = new Date(now.getTime() + (options.lifetimeSeconds ?? issuer.refreshTokenTtlSeconds) * 1000);
   const session = await insertSession(db, {
     id: randomUUID(),
     user_id: userId,
@@ -86,12 +112,14 @@ export async function startSession(db: Kysely<Database>, issuer: TokenIssuer, us
     user_agent: client.userAgent?.slice(0, 500) ?? null,
     ip: client.ip,
     amr: start.amr,
-    auth_time: now,
-    mfa_verified_at: (start.amr as string[]).includes('mfa') ? now : null,
+    auth_time: authTime,
+    mfa_verified_at: (start.amr as string[]).includes('mfa') ? authTime : null,
     client_id: app?.clientId ?? null,
     scopes: app ? [...app.scopes] : null,
+    signin_session_id: options.signinSessionId ?? null,
+    browser_secret_hash: options.browserSecretHash ?? null,
   });
   const refreshToken = newRefreshTokenValue();
   await insertRefreshToken(db, { userId, familyId: session.id, tokenHash: hashRefreshToken(refreshToken), expiresAt });
-  return tokenPair(issuer, userId, session, refreshToken);
+  return { session, pair: tokenPair(issuer, userId, session, refreshToken) };
 }
