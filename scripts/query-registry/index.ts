@@ -24,12 +24,13 @@ import { imports } from './imports.js';
 import { inventory } from './inventory.js';
 import { mail } from './mail.js';
 import { mfa } from './mfa.js';
+import { oauth } from './oauth.js';
 import type { RepositoryFile } from './sample.js';
 import { sessions } from './sessions.js';
 import { users } from './users.js';
 import { variants } from './variants.js';
 
-export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...http, ...imports, ...inventory, ...mail, ...mfa, ...sessions, ...users, ...variants];
+export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...http, ...imports, ...inventory, ...mail, ...mfa, ...oauth, ...sessions, ...users, ...variants];
 
 /** Files that hold a repository's SQL though their name does not end in -repository.ts (see above). */
 export const REPOSITORIES_BY_ANOTHER_NAME = ['src/mail/mail-outbox.ts', 'src/sessions/caller-query.ts'];
