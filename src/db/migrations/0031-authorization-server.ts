@@ -12,13 +12,16 @@ import { sql, type Kysely, type Migration } from 'kysely';
  *   PKCE challenge, the nonce and the sign-in; `session_id` is the session its exchange started,
  *   which a second presentation ends (RFC 9700).
  * - `app_consents` is what a user granted a third-party app: one row per user and app.
+ *
+ * Sessions are purged (retention) and deleted (erasure): a code goes with its sign-in session,
+ * and what only names a session forgets it.
  */
 export const authorizationServer: Migration = {
   async up(db: Kysely<unknown>) {
     await sql`
       alter table sessions
         add column browser_secret_hash text,
-        add column signin_session_id uuid references sessions (id)`.execute(db);
+        add column signin_session_id uuid references sessions (id) on delete set null`.execute(db);
     await sql`create unique index sessions_by_browser_secret on sessions (browser_secret_hash) where browser_secret_hash is not null`.execute(db);
     await sql`create index sessions_of_signin on sessions (signin_session_id) where signin_session_id is not null and ended_at is null`.execute(db);
     await sql`
@@ -31,13 +34,13 @@ export const authorizationServer: Migration = {
         code_challenge text not null,
         nonce text,
         scopes text[] not null,
-        signin_session_id uuid not null references sessions (id),
+        signin_session_id uuid not null references sessions (id) on delete cascade,
         auth_time timestamptz not null,
         amr text[] not null,
         created_at timestamptz not null,
         expires_at timestamptz not null,
         used_at timestamptz,
-        session_id uuid references sessions (id)
+        session_id uuid references sessions (id) on delete set null
       )`.execute(db);
     await sql`create index authorization_codes_expiry on authorization_codes (expires_at)`.execute(db);
     await sql`
