@@ -1780,6 +1780,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RP-initiated logout: end the sign-in session and the sessions it started for apps
+         * @description OpenID Connect RP-Initiated Logout 1.0. With an `id_token_hint` this service issued (an expired one is accepted, as the specification allows), the session it names ends at once, with the hosted pages' sign-in session it came from, every session that sign-in started for apps, and the browser's own sign-in session (its cookie); then a registered `post_logout_redirect_uri` is redirected to (303, with `state`), else the signed-out page is shown. Without a hint the page asks first (a form posting `action=logout` with its CSRF token). A hint this service did not sign, or whose audience is not `client_id`, is a 400 page that changes nothing. An unregistered `post_logout_redirect_uri` is never redirected to: the sessions still end and the signed-out page shows. 404 while the authorization server is off (JWT_ISSUER not https).
+         *
+         *     No token needed.
+         */
+        get: operations["oauthLogout"];
+        put?: never;
+        /**
+         * The sign-out page's confirmation (`action=logout`)
+         * @description Posted by the confirmation page to its own URL, as application/x-www-form-urlencoded with `csrf_token` and `action=logout`: ends the browser's sign-in session and every session it started for apps, then redirects to `post_logout_redirect_uri` when it is registered for `client_id` (303, with `state`), else shows the signed-out page. A missing or wrong CSRF token is a 403 page and ends nothing.
+         *
+         *     No token needed.
+         */
+        post: operations["oauthLogoutConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.registered": {
@@ -17532,6 +17560,124 @@ export interface operations {
             };
         };
     };
+    oauthLogout: {
+        parameters: {
+            query?: {
+                /** @description An ID token this service issued to the app (expired ones too): names the session to end. */
+                id_token_hint?: string;
+                /** @description One of the app's `post_logout_redirect_uris`, character for character; any other is never redirected to. */
+                post_logout_redirect_uri?: string;
+                /** @description Returned unchanged on the redirect. */
+                state?: string;
+                /** @description The app's id; must be the hint's audience when both are sent. Without a hint it names whose `post_logout_redirect_uri` this is. */
+                client_id?: string;
+                /** @description Space-separated BCP 47 tags: the page language (`en` or `de`), before Accept-Language. */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-out page, or the confirmation asking to sign out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Signed out; back to the app. */
+            303: {
+                headers: {
+                    /** @description The registered post_logout_redirect_uri, with `state` when one was sent. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The hint was not issued here (or not to `client_id`): nothing ended. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    oauthLogoutConfirm: {
+        parameters: {
+            query?: {
+                /** @description An ID token this service issued to the app (expired ones too): names the session to end. */
+                id_token_hint?: string;
+                /** @description One of the app's `post_logout_redirect_uris`, character for character; any other is never redirected to. */
+                post_logout_redirect_uri?: string;
+                /** @description Returned unchanged on the redirect. */
+                state?: string;
+                /** @description The app's id; must be the hint's audience when both are sent. Without a hint it names whose `post_logout_redirect_uri` this is. */
+                client_id?: string;
+                /** @description Space-separated BCP 47 tags: the page language (`en` or `de`), before Accept-Language. */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "csrf_token": "JmNHq0tmh5N1bKZ3rL4dQy7cXv2WsA9eUo8iFp6gTbE",
+                 *       "action": "logout"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    csrf_token?: string;
+                    /** @enum {string} */
+                    action?: "logout";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-out page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Signed out; back to the app. */
+            303: {
+                headers: {
+                    /** @description The registered post_logout_redirect_uri, with `state` when one was sent. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The CSRF token was missing or wrong: nothing ended. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -17605,6 +17751,7 @@ export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonScopesValues
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "disabled"];
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
+export const pathsOauthLogoutPostRequestBodyContentApplicationXWwwFormUrlencodedActionValues: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/logout"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["action"]> = ["logout"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonDataMethodValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["data"]["method"]> = ["email_code"];

@@ -20,6 +20,11 @@ select "caller".*, "requested".*
   and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select * from "api_clients" where "id" = $1 and "deleted_at" is null;
 
+-- src/clients/client-repository.ts: findLiveApp('00000000-0000-4000-8000-000000000005')
+select *
+  from "api_clients"
+  where "id" = $1 and "deleted_at" is null and "status" = $2 and "type" in ($3, $4);
+
 -- src/clients/client-repository.ts: clientsPage({ limit: 20 })
 select *
   from "api_clients"

@@ -134,6 +134,11 @@ update "sessions" set "ended_at" = $1
   returning "id";
 update "refresh_tokens" set "revoked_at" = $1 where "family_id" in ($2) and "revoked_at" is null;
 
+-- src/sessions/session-repository.ts: findSignInSessionByBrowserSecret('sha256-hex-of-the-cookie-secret')
+select "id", "user_id"
+  from "sessions"
+  where "browser_secret_hash" = $1 and "ended_at" is null and "expires_at" > $2;
+
 -- src/sessions/session-repository.ts: extendSession('00000000-0000-4000-8000-000000000002', '2026-01-01T00:00:00.000Z')
 update "sessions" set "expires_at" = $1, "last_used_at" = $2 where "id" = $3;
 

@@ -69,6 +69,7 @@ export const sessions: RepositoryFile[] = [
       listActiveSessions: call(sessionRepository.listActiveSessions, SAMPLE.userId),
       // Ends the sample session, so its refresh tokens are revoked in a second statement.
       endSessions: call(sessionRepository.endSessions, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
+      findSignInSessionByBrowserSecret: call(sessionRepository.findSignInSessionByBrowserSecret, 'sha256-hex-of-the-cookie-secret'),
       extendSession: call(sessionRepository.extendSession, SAMPLE.sessionId, SAMPLE.date),
       touchSession: call(sessionRepository.touchSession, SAMPLE.sessionId),
       markSecondFactorVerified: call(sessionRepository.markSecondFactorVerified, SAMPLE.sessionId),

@@ -12,7 +12,7 @@ import { APP_FIELDS, type ClientPatch, type CreateClientInput } from './client-s
 import { assertCreatable, assertPatchable } from './client-type-rules.js';
 
 /** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
-export { noteClientUsed } from './client-repository.js';
+export { findLiveApp, noteClientUsed } from './client-repository.js';
 
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;

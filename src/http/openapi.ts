@@ -79,6 +79,7 @@ function openApiDocument(config: Config, options: { scopes: Record<string, strin
       { name: 'events', description: 'The audit log' },
       { name: 'webhooks', description: 'Signed deliveries of events to other systems' },
       { name: 'clients', description: 'API clients: other services, with scopes; the OAuth token endpoint' },
+      { name: 'oauth', description: 'Customer sign-in: the authorization server (OAuth 2.1, OpenID Connect) of the shop\'s storefronts and apps, and its hosted pages' },
       { name: 'mfa', description: 'Second factors: authenticator apps (TOTP), passkeys, recovery codes; step-up' },
       { name: 'privacy', description: 'Data exports, erasure, self-deletion; retention' },
       { name: 'imports', description: 'Catalogue files: variant imports from CSV or JSON lines, their error reports, and exports' },

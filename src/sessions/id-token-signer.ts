@@ -1,3 +1,4 @@
+import { createDecoder } from 'fast-jwt';
 import type { SigningAlgorithm } from '../db/tables.js';
 import type { KeyRing } from './key-ring.js';
 
@@ -13,8 +14,22 @@ export type IdTokenAlgorithm = SigningAlgorithm;
  */
 export interface IdTokenSigner {
   signIdToken(claims: Record<string, unknown>, alg: IdTokenAlgorithm): string;
+  /** An `id_token_hint`'s claims: an ID token of this issuer, signed by a live key, expired or not; undefined otherwise. */
+  verifyIdTokenHint(token: string): Record<string, unknown> | undefined;
 }
 
-export function createIdTokenSigner(ring: KeyRing): IdTokenSigner {
-  return { signIdToken: (claims, alg) => ring.signIdToken(claims, alg) };
+const decodeHeader = createDecoder({ complete: true });
+
+export function createIdTokenSigner(ring: KeyRing, issuer: string): IdTokenSigner {
+  return {
+    signIdToken: (claims, alg) => ring.signIdToken(claims, alg),
+    verifyIdTokenHint: (token) => {
+      try {
+        const { header } = decodeHeader(token) as { header: { kid?: unknown } };
+        return typeof header.kid === 'string' ? ring.verifyIdTokenHint(token, issuer, header.kid) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }

@@ -35,6 +35,8 @@ export class KeyRing {
   private idTokenSigners = new Map<string, Sign>();
   private activeIdTokenKids = new Map<SigningAlgorithm, string>();
   private publicKeys: Record<string, string>[] = [];
+  private publicKeysByKid = new Map<string, { alg: SigningAlgorithm; pem: string }>();
+  private idTokenHintVerifiers = new Map<string, Verify>();
   private readonly unknownKidsLookedUp = new Map<string, number>();
   private reloading: Promise<void> | undefined;
 
@@ -100,6 +102,8 @@ export class KeyRing {
     this.idTokenSigners = idTokenSigners;
     this.activeIdTokenKids = activeIdTokenKids;
     this.publicKeys = keys.map((key) => key.public_jwk);
+    this.publicKeysByKid = new Map(keys.map((key) => [key.kid, { alg: key.alg, pem: createPublicKey({ key: key.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString() }]));
+    this.idTokenHintVerifiers = new Map([...this.idTokenHintVerifiers].filter(([kid]) => this.publicKeysByKid.has(kid)));
   }
 
   /** An ID token's signer: the claims are all the caller's (iss, aud, exp too); the header `typ: JWT`. */
@@ -120,6 +124,26 @@ export class KeyRing {
     const sign = kid ? this.idTokenSigners.get(kid) : undefined;
     if (!sign) throw new Error(`no active ${alg} signing key is loaded`);
     return sign(claims);
+  }
+
+  /**
+   * The claims of an ID token this service signed with a key still live, whatever its `exp`
+   * (OpenID Connect RP-Initiated Logout: an app logs a user out with the ID token it holds, which
+   * has often expired by then); undefined for anything else.
+   */
+  verifyIdTokenHint(token: string, issuer: string, kid: string): Record<string, unknown> | undefined {
+    const key = this.publicKeysByKid.get(kid);
+    if (!key) return undefined;
+    let verify = this.idTokenHintVerifiers.get(kid);
+    if (!verify) {
+      verify = createVerifier({ key: key.pem, algorithms: [key.alg], allowedIss: issuer, checkTyp: 'JWT', ignoreExpiration: true, requiredClaims: ['sub', 'aud', 'sid'] });
+      this.idTokenHintVerifiers.set(kid, verify);
+    }
+    try {
+      return verify(token);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Whether the key `kid` still verifies access tokens (active or retiring). */

@@ -26,10 +26,15 @@ export function listActiveSessions(db: Kysely<Database>, userId: string): Promis
   return activeSessions(db, userId).execute();
 }
 
-/** Ends the open sessions of a user, or one of them, or all but one; returns the ids it ended. */
-export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<string[]> {
+/**
+ * Ends the open sessions of a user, or one of them, or all but one, or a sign-in session of the
+ * hosted pages with every session it started for apps; returns the ids it ended.
+ */
+export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string; signinSessionId?: string }): Promise<string[]> {
   let query = db.updateTable('sessions').set({ ended_at: new Date() }).where('user_id', '=', which.userId).where('ended_at', 'is', null);
   if (which.sessionId) query = query.where('id', '=', which.sessionId);
+  const signinSessionId = which.signinSessionId;
+  if (signinSessionId) query = query.where((where) => where.or([where('id', '=', signinSessionId), where('signin_session_id', '=', signinSessionId)]));
   if (which.exceptSessionId) query = query.where('id', '!=', which.exceptSessionId);
   const ended = await query.returning('id').execute();
   if (ended.length > 0) {
@@ -41,6 +46,17 @@ export async function endSessions(db: Kysely<Database>, which: { userId: string;
       .execute();
   }
   return ended.map((row) => row.id);
+}
+
+/** The open sign-in session whose browser cookie carries the secret of this SHA-256. */
+export function findSignInSessionByBrowserSecret(db: Kysely<Database>, browserSecretHash: string): Promise<Pick<SessionRow, 'id' | 'user_id'> | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select(['id', 'user_id'])
+    .where('browser_secret_hash', '=', browserSecretHash)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .executeTakeFirst();
 }
 
 export async function extendSession(db: Kysely<Database>, id: string, expiresAt: Date): Promise<void> {

@@ -5,4 +5,4 @@
  * statements are session-repository.ts's, handed on as they are; other areas import this file,
  * never the repository (scripts/check-layers.ts).
  */
-export { allSessionsOfUserPage, deleteSessionsOfUser, endSessions, findSessionForUpdate, markSecondFactorVerified } from './session-repository.js';
+export { allSessionsOfUserPage, deleteSessionsOfUser, endSessions, findSessionForUpdate, findSignInSessionByBrowserSecret, markSecondFactorVerified } from './session-repository.js';

@@ -54,7 +54,7 @@ export async function openSigningKeys(config: Config, db: Kysely<Database>, jobs
   await ring.reload();
   jobs.add({ name: 'refresh-signing-keys', everyMs: KEY_RING_REFRESH_MS, run: () => ring.reload() });
   jobs.add({ name: 'purge-retired-signing-keys', everyMs: HOUR_MS, run: () => deleteRetiredSigningKeys(db) });
-  return { ring, rotation, idTokens: createIdTokenSigner(ring) };
+  return { ring, rotation, idTokens: createIdTokenSigner(ring, config.jwtIssuer) };
 }
 
 /**

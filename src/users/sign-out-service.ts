@@ -9,7 +9,7 @@ import { endSessions, findSessionForUpdate } from '../sessions/session-service.j
  */
 export async function signOut(
   trx: Transaction<Database>,
-  which: { userId: string; sessionId?: string },
+  which: { userId: string; sessionId?: string; signinSessionId?: string },
   cause: 'logout' | 'sign_out' | 'admin_sign_out',
   context: EventContext,
 ): Promise<string[]> {
