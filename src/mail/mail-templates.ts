@@ -1,4 +1,5 @@
 import type { Mail } from './mail-outbox.js';
+import { mailMessage, type MailLocale } from './mail-messages.js';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
@@ -24,32 +25,29 @@ function noticeMail(to: string, subject: string, paragraphs: string[]): Mail {
   };
 }
 
-export const passwordResetMail = (to: string, link: string, expiresAt: Date) =>
+export const passwordResetMail = (to: string, link: string, expiresAt: Date, locale: MailLocale = 'en') =>
   linkMail(
     to,
-    'Reset your password',
-    'Someone asked to reset the password of the account with this email address.',
-    'Choose a new password',
+    mailMessage(locale, 'reset.subject'),
+    mailMessage(locale, 'reset.lead'),
+    mailMessage(locale, 'reset.action'),
     link,
-    `The link works once, until ${inWords(expiresAt)}. If you did not ask for it, ignore this email: your password stays as it is.`,
+    mailMessage(locale, 'reset.after', { until: inWords(expiresAt) }),
   );
 
-export const verificationMail = (to: string, link: string, expiresAt: Date) =>
+export const verificationMail = (to: string, link: string, expiresAt: Date, locale: MailLocale = 'en') =>
   linkMail(
     to,
-    'Confirm your email address',
-    'Please confirm that this email address belongs to your account.',
-    'Confirm the address',
+    mailMessage(locale, 'verification.subject'),
+    mailMessage(locale, 'verification.lead'),
+    mailMessage(locale, 'verification.action'),
     link,
-    `The link works once, until ${inWords(expiresAt)}.`,
+    mailMessage(locale, 'verification.after', { until: inWords(expiresAt) }),
   );
 
 /** A sign-in code (API.md section 19): the code alone, no link, so a mail scanner that follows links spends nothing. */
-export const emailCodeMail = (to: string, code: string, expiresAt: Date) =>
-  noticeMail(to, `Your sign-in code: ${code}`, [
-    `Your code to sign in is ${code}.`,
-    `It works once, until ${inWords(expiresAt)}, and only the newest code you asked for works. If you did not ask for it, ignore this email: nobody can sign in without the code.`,
-  ]);
+export const emailCodeMail = (to: string, code: string, expiresAt: Date, locale: MailLocale = 'en') =>
+  noticeMail(to, mailMessage(locale, 'code.subject', { code }), [mailMessage(locale, 'code.lead', { code }), mailMessage(locale, 'code.after', { until: inWords(expiresAt) })]);
 
 export const emailChangedMail = (to: string, newEmail: string, changedAt: Date) =>
   noticeMail(to, 'Your account email address was changed', [

@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { queueMail } from '../mail/mail-outbox.js';
+import type { MailLocale } from '../mail/mail-messages.js';
 import { emailChangedMail, emailCodeMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
 import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
 import { createAccountToken, findResendableAccountToken, spendAccountTokens } from './account-token-repository.js';
@@ -11,6 +12,8 @@ import { insertEmailCode } from './email-code-repository.js';
 export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds' | 'emailCodeTtlSeconds'> & {
   /** Seals the live verification link, so that a resend sends the same link. */
   secrets: SecretsAtRest;
+  /** The language of the mail: a hosted page's (API.md section 18); English when unset. */
+  locale?: MailLocale;
 };
 
 const linkFor = (template: string, token: string) => template.replaceAll('{token}', encodeURIComponent(token));
@@ -28,7 +31,7 @@ export async function queueVerificationMail(trx: Transaction<Database>, settings
     ttlSeconds: settings.emailVerificationTtlSeconds,
     seal: (value) => settings.secrets.seal(value),
   });
-  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token.value), token.expiresAt));
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token.value), token.expiresAt, settings.locale));
 }
 
 /** The live verification link again, the same one (a new one only when none lives). */
@@ -36,19 +39,19 @@ export async function resendVerificationMail(trx: Transaction<Database>, setting
   const live = await findResendableAccountToken(trx, user.id, 'email_verification', user.email);
   if (!live) return queueVerificationMail(trx, settings, user);
   const value = settings.secrets.open(live.sealed_token!);
-  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at));
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at, settings.locale));
 }
 
 export async function queuePasswordResetMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
   const token = await createAccountToken(trx, { userId: user.id, purpose: 'password_reset', email: user.email, ttlSeconds: settings.passwordResetTtlSeconds });
-  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt));
+  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt, settings.locale));
 }
 
 /** A new 6-digit sign-in code to `email`, for the account that has it (null: none yet), in the caller's transaction. */
 export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }): Promise<void> {
   const value = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const { expiresAt } = await insertEmailCode(trx, { ...code, value, ttlSeconds: settings.emailCodeTtlSeconds });
-  await queueMail(trx, emailCodeMail(code.email, value, expiresAt));
+  await queueMail(trx, emailCodeMail(code.email, value, expiresAt, settings.locale));
 }
 
 /** The notice to the address an account leaves: no link that acts on the account. */

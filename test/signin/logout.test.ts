@@ -88,7 +88,8 @@ describe('RP-initiated logout (/oauth/logout)', () => {
     const signedIn = await signedInThroughPages(user, clientId);
     const [header, payload] = signedIn.idToken.split('.');
     const forged = `${header}.${payload}.${Buffer.from('not the signature').toString('base64url')}`;
-    for (const query of [{ id_token_hint: forged }, { id_token_hint: signedIn.idToken, client_id: await createApp() }, { id_token_hint: 'not-a-jwt' }]) {
+    const hints: Record<string, string>[] = [{ id_token_hint: forged }, { id_token_hint: signedIn.idToken, client_id: await createApp() }, { id_token_hint: 'not-a-jwt' }];
+    for (const query of hints) {
       const reply = await fixture.app.inject({ method: 'GET', url: `/oauth/logout?${new URLSearchParams({ ...query, post_logout_redirect_uri: AFTER_LOGOUT })}` });
       assert.equal(reply.statusCode, 400, JSON.stringify(query));
       assert.equal(reply.headers.location, undefined);
