@@ -3,6 +3,9 @@
 -- src/oauth/authorization-code-repository.ts: insertAuthorizationCode({ id: '00000000-0000-4000-8000-000000000099', code_hash: 'sha256-hex-of-the-code', client_id: '00000000-0000-4000-8000-000000000005', user_id: '00000000-0000-4000-8000-000000000001', redirect_uri: 'https://shop.example.com/callback', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', nonce: 'n-0S6_WzA2Mj', scopes: ['openid', 'email'], signin_session_id: '00000000-0000-4000-8000-000000000002', auth_time: '2026-01-01T00:00:00.000Z', amr: ['pwd'], created_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-01-01T00:00:00.000Z' })
 insert into "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "code_challenge", "nonce", "scopes", "signin_session_id", "auth_time", "amr", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13);
 
+-- src/oauth/authorization-code-repository.ts: deleteLapsedAuthorizationCodes()
+delete from "authorization_codes" where "expires_at" < now() - interval '1 day';
+
 -- src/oauth/consent-repository.ts: findConsent('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000005')
 select * from "app_consents" where "user_id" = $1 and "client_id" = $2;
 

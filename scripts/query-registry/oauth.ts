@@ -22,6 +22,7 @@ export const oauth: RepositoryFile[] = [
         created_at: SAMPLE.date,
         expires_at: SAMPLE.date,
       }),
+      deleteLapsedAuthorizationCodes: call(authorizationCodeRepository.deleteLapsedAuthorizationCodes),
     },
   },
   {

@@ -1,16 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import type { DatabaseHandle } from '../db/database.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { deleteLapsedAuthorizationCodes } from './authorization-code-repository.js';
 import { tokenRoutes } from './token-routes.js';
+
+const HOUR_MS = 3_600_000;
 
 /**
  * The authorization server (API.md sections 11 and 18): the token endpoint and discovery, and
  * the endpoints an app calls with a user's tokens. The hosted pages that sign the user in are signin/'s.
  */
 export const oauthPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: { tokenIssuer: TokenIssuer }) => {
+  async (app: FastifyInstance, options: { tokenIssuer: TokenIssuer; database: DatabaseHandle; jobs: JobRunner }) => {
     // Its own context: the token endpoint reads forms and answers errors in OAuth's shape.
     await app.register(tokenRoutes, { tokenIssuer: options.tokenIssuer });
+    options.jobs.add({ name: 'purge-authorization-codes', everyMs: HOUR_MS, run: () => deleteLapsedAuthorizationCodes(options.database.db) });
   },
   { name: 'oauth', dependencies: ['sessions', 'http-frame', 'clients'] },
 );
