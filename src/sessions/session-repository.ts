@@ -6,6 +6,11 @@ export function insertSession(db: Kysely<Database>, session: Insertable<Sessions
   return db.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A session by id, ended or not (introspection reads what it is now, and locks nothing). */
+export function findSession(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export function findSessionForUpdate(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
   return db.selectFrom('sessions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
@@ -26,10 +31,14 @@ export function listActiveSessions(db: Kysely<Database>, userId: string): Promis
   return activeSessions(db, userId).execute();
 }
 
-/** Ends the open sessions of a user, or one of them, or all but one; returns the ids it ended. */
-export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<string[]> {
+/**
+ * Ends the open sessions of a user, or one of them, or all but one, or those one app holds for
+ * the user (`clientId`); returns the ids it ended.
+ */
+export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string; clientId?: string }): Promise<string[]> {
   let query = db.updateTable('sessions').set({ ended_at: new Date() }).where('user_id', '=', which.userId).where('ended_at', 'is', null);
   if (which.sessionId) query = query.where('id', '=', which.sessionId);
+  if (which.clientId) query = query.where('client_id', '=', which.clientId);
   if (which.exceptSessionId) query = query.where('id', '!=', which.exceptSessionId);
   const ended = await query.returning('id').execute();
   if (ended.length > 0) {
