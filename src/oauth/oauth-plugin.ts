@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { consentRoutes } from './consent-routes.js';
+import { tokenManagementRoutes } from './token-management-routes.js';
 import { tokenRoutes } from './token-routes.js';
+import { userInfoRoutes } from './userinfo-routes.js';
 
 /**
  * The authorization server (API.md sections 11 and 18): the token endpoint and discovery, and
@@ -11,6 +14,14 @@ export const oauthPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { tokenIssuer: TokenIssuer }) => {
     // Its own context: the token endpoint reads forms and answers errors in OAuth's shape.
     await app.register(tokenRoutes, { tokenIssuer: options.tokenIssuer });
+    // A user's consents are the user's own business, whatever the issuer: always on.
+    await app.register(consentRoutes);
+    // Off without an https issuer (config.authorizationServer): then these are unknown routes (404).
+    if (app.config.authorizationServer) {
+      await app.register(userInfoRoutes);
+      // Their own context too: forms in, OAuth's errors out.
+      await app.register(tokenManagementRoutes, { tokenIssuer: options.tokenIssuer });
+    }
   },
   { name: 'oauth', dependencies: ['sessions', 'http-frame', 'clients'] },
 );
