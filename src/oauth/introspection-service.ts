@@ -27,7 +27,10 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
  */
 async function liveAppSession(db: Kysely<Database>, key: { userId: string; sessionId: string; clientId: string; scopes: readonly string[] }): Promise<string[] | undefined> {
   const [row] = await callerAlone(db, { kind: 'app-user', ...key });
-  return row && row.caller__live && row.caller__status === 'active' ? (row.caller__scopes ?? []) : undefined;
+  if (!row || !row.caller__live || row.caller__status !== 'active') return undefined;
+  // In the order they were granted (the database's intersection has none of its own).
+  const usable = new Set(row.caller__scopes ?? []);
+  return key.scopes.filter((scope) => usable.has(scope));
 }
 
 async function introspectAccessToken(db: Kysely<Database>, issuer: TokenIssuer, client: AuthenticatedClient, token: string, iss: string): Promise<Introspection | undefined> {
