@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { problemResponses } from '../http/problem-schema.js';
-import type { AccessRule } from '../sessions/access-rule.js';
+import { ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
 import { userById } from '../users/user-repository.js';
 import { claimsForScopes } from './user-claims.js';
 import { UserInfoSchema } from './userinfo-schemas.js';
 
 /** An app's token with `openid`: nothing else opens userinfo, and `openid` opens nothing else (access-rule.ts). */
-const APP_TOKEN_WITH_OPENID: AccessRule = { roles: ['user', 'manager', 'admin'], appTokenScope: 'openid' };
+const APP_TOKEN_WITH_OPENID: AccessRule = { roles: ANY_ROLE, appTokenScope: 'openid' };
 
 const DESCRIPTION =
   'OpenID Connect Core §5.3. Send the access token an app holds for the user as `Authorization: Bearer` (in the header only: a body is ' +
