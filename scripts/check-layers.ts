@@ -37,6 +37,7 @@ const REPOSITORY_IMPORTS_ALLOWED: Record<string, string> = {
   'auth/session-routes.ts -> sessions/session-repository.ts': "the caller's own sessions, a page beside the caller",
   'auth/signing-key-routes.ts -> sessions/signing-key-repository.ts': 'the live signing keys, a page beside the caller',
   'mfa/mfa-routes.ts -> users/user-repository.ts': "the caller's own user row beside the caller (userById)",
+  'oauth/userinfo-routes.ts -> users/user-repository.ts': "the app's user's own row beside the caller (userById)",
   'privacy/privacy-routes.ts -> users/user-repository.ts': 'the user to export or erase, beside the caller (userById, userRecordById)',
   'users/user-session-routes.ts -> sessions/session-repository.ts': "a user's active sessions, read for an admin once admitted",
   'variants/variant-stock-routes.ts -> inventory/stock-movement-repository.ts': "a variant's movements, a page once the variant is found",

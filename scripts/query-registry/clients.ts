@@ -36,6 +36,7 @@ export const clients: RepositoryFile[] = [
       deleteSecrets: call(clientRepository.deleteSecrets, SAMPLE.clientId, SAMPLE.secretId),
       noteClientUsed: call(clientRepository.noteClientUsed, SAMPLE.clientId, SAMPLE.secretId),
       findUsableSecret: call(clientRepository.findUsableSecret, 'secret-hash'),
+      findUndeletedClient: call(clientRepository.findUndeletedClient, SAMPLE.clientId),
     },
   },
 ];

@@ -31,6 +31,8 @@ export const oauth: RepositoryFile[] = [
     entries: {
       findConsent: call(consentRepository.findConsent, SAMPLE.userId, SAMPLE.clientId),
       upsertConsent: call(consentRepository.upsertConsent, { user_id: SAMPLE.userId, client_id: SAMPLE.clientId, scopes: ['openid', 'email'], granted_at: SAMPLE.date }),
+      consentsOfUser: call(consentRepository.consentsOfUser, SAMPLE.userId),
+      deleteConsent: call(consentRepository.deleteConsent, SAMPLE.userId, SAMPLE.clientId),
     },
   },
 ];

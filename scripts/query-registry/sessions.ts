@@ -64,6 +64,7 @@ export const sessions: RepositoryFile[] = [
         auth_time: SAMPLE.date,
         mfa_verified_at: null,
       }),
+      findSession: call(sessionRepository.findSession, SAMPLE.sessionId),
       findSessionForUpdate: call(sessionRepository.findSessionForUpdate, SAMPLE.sessionId),
       activeSessions: call(sessionRepository.activeSessions, SAMPLE.userId),
       listActiveSessions: call(sessionRepository.listActiveSessions, SAMPLE.userId),

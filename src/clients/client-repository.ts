@@ -106,6 +106,11 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
     .executeTakeFirst();
 }
 
+/** A client that is not deleted, by id, as an authentication without a secret (a public app) reads it. */
+export function findUndeletedClient(db: Kysely<Database>, id: string) {
+  return db.selectFrom('api_clients').select(['id as client_id', 'type', 'status', 'scopes']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
 /**
  * Notes a client, and the secret it sent, as used: at most one write a minute each, however many
  * requests it makes (`last_used_at` of API.md section 11). Sessions' admission calls it through

@@ -13,6 +13,8 @@ import { assertCreatable, assertPatchable } from './client-type-rules.js';
 
 /** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
 export { findLiveApp, noteClientUsed } from './client-repository.js';
+/** For the authorization server's client authentication (oauth/client-authentication.ts): a secret's client, a public app by id. */
+export { findUndeletedClient, findUsableSecret } from './client-repository.js';
 
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;

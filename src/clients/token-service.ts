@@ -7,7 +7,7 @@ import { findUsableSecret, noteClientUsed } from './client-repository.js';
 /** An error of the token endpoint in RFC 6749 section 5.2's words. */
 export class OAuthError extends Error {
   constructor(
-    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'rate_limited',
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'insufficient_scope' | 'rate_limited',
     readonly description: string,
     readonly status: number,
     readonly headers: Record<string, string> = {},

@@ -14,3 +14,20 @@ export function upsertConsent(db: Kysely<Database>, consent: AppConsentRow): Pro
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** The user's consents to apps that still exist, newest first, with what the user is shown of each app. */
+export function consentsOfUser(db: Kysely<Database>, userId: string) {
+  return db
+    .selectFrom('app_consents')
+    .innerJoin('api_clients', 'api_clients.id', 'app_consents.client_id')
+    .select(['app_consents.client_id', 'api_clients.name', 'api_clients.logo_uri', 'app_consents.scopes', 'app_consents.granted_at'])
+    .where('app_consents.user_id', '=', userId)
+    .where('api_clients.deleted_at', 'is', null)
+    .orderBy('app_consents.granted_at', 'desc')
+    .orderBy('app_consents.client_id', 'desc');
+}
+
+/** Withdraws the user's consent to the app; the row it removed, or undefined when there was none. */
+export function deleteConsent(db: Kysely<Database>, userId: string, clientId: string): Promise<AppConsentRow | undefined> {
+  return db.deleteFrom('app_consents').where('user_id', '=', userId).where('client_id', '=', clientId).returningAll().executeTakeFirst();
+}

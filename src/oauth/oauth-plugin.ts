@@ -4,7 +4,10 @@ import type { DatabaseHandle } from '../db/database.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { deleteLapsedAuthorizationCodes } from './authorization-code-repository.js';
+import { consentRoutes } from './consent-routes.js';
+import { tokenManagementRoutes } from './token-management-routes.js';
 import { tokenRoutes } from './token-routes.js';
+import { userInfoRoutes } from './userinfo-routes.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -17,6 +20,14 @@ export const oauthPlugin = fastifyPlugin(
     // Its own context: the token endpoint reads forms and answers errors in OAuth's shape.
     await app.register(tokenRoutes, { tokenIssuer: options.tokenIssuer });
     options.jobs.add({ name: 'purge-authorization-codes', everyMs: HOUR_MS, run: () => deleteLapsedAuthorizationCodes(options.database.db) });
+    // A user's consents are the user's own business, whatever the issuer: always on.
+    await app.register(consentRoutes);
+    // Off without an https issuer (config.authorizationServer): then these are unknown routes (404).
+    if (app.config.authorizationServer) {
+      await app.register(userInfoRoutes);
+      // Their own context too: forms in, OAuth's errors out.
+      await app.register(tokenManagementRoutes, { tokenIssuer: options.tokenIssuer });
+    }
   },
   { name: 'oauth', dependencies: ['sessions', 'http-frame', 'clients'] },
 );

@@ -75,6 +75,12 @@ export interface AccessRule {
    * API clients, webhooks, signing keys).
    */
   directSignInOnly?: true;
+  /**
+   * Only an app's token carrying this scope may call it (`/oauth/userinfo`: `openid`): a direct
+   * sign-in's token and an app's without it are 403 `insufficient_scope`, an API client 403
+   * `forbidden`. The sign-in scopes open nothing else: no other rule can name one.
+   */
+  appTokenScope?: 'openid';
 }
 
 export const PUBLIC: AccessRule = { public: true };
@@ -99,6 +105,9 @@ export function describeRule(rule: AccessRule): string {
   const clients = scopes.length > 0 ? `API clients with scope ${scopes.map((scope) => `\`${scope}\``).join(' or ')}` : 'users only (API clients are refused)';
   const enrolment = rule.duringEnrolment ? ' Open to a user whose role requires a second factor before one is added.' : '';
   const stepUp = rule.stepUp ? ' Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`).' : '';
+  if (rule.appTokenScope) {
+    return `Who: only an app's token for a user (an app signing the user in) with the scope \`${rule.appTokenScope}\`; a direct sign-in's token and an app's without it are 403 \`insufficient_scope\`, API clients 403 \`forbidden\`.`;
+  }
   const apps = rule.directSignInOnly
     ? " An app's token (an app signing a user in) is refused: only a direct sign-in's."
     : rule.account

@@ -14,6 +14,11 @@ export interface Caller {
   role: Role | null;
   /** The session of a user's access token. */
   sessionId: string | undefined;
+  /**
+   * What the caller may use now: an API client's scopes, or, for a user acting through an app,
+   * the scopes both its token and the app hold; null for a direct sign-in.
+   */
+  scopes: readonly string[] | null;
 }
 
 /** The request an admission serves, as far as the admission reads it (its host reads the rest). */
@@ -173,7 +178,7 @@ export class Access {
       scopes,
       mfaRoles: this.rule.duringEnrolment ? [] : policy.requiredRoles,
       stepUpSeconds: this.rule.stepUp ? policy.stepUpMaxAgeSeconds : null,
-      appScopes: this.rule.directSignInOnly ? [] : this.rule.account ? [...scopes, 'account'] : scopes,
+      appScopes: this.rule.directSignInOnly ? [] : this.rule.appTokenScope ? [this.rule.appTokenScope] : this.rule.account ? [...scopes, 'account'] : scopes,
     };
   }
 
@@ -327,6 +332,10 @@ export class Access {
    */
   private authorizeApp(userId: string, tokenScopes: readonly string[], gate: Gate): void {
     if (this.rule.directSignInOnly) throw directSignInOnly();
+    if (this.rule.appTokenScope) {
+      if (tokenScopes.includes(this.rule.appTokenScope)) return;
+      throw insufficientScope(this.rule.appTokenScope, APP_TOKEN);
+    }
     if (gate.scopes.some((scope) => tokenScopes.includes(scope))) return;
     if (this.rule.account && tokenScopes.includes('account') && (gate.selfId === null || gate.selfId === userId)) return;
     throw insufficientScope(gate.scopes[0] ?? (this.rule.account ? 'account' : undefined), APP_TOKEN);
@@ -338,6 +347,7 @@ export class Access {
       id: row.caller__id,
       role: row.caller__role,
       sessionId: this.#key && namesUser(this.#key) ? this.#key.sessionId : undefined,
+      scopes: row.caller__scopes,
     };
     return this.#caller;
   }
@@ -354,6 +364,8 @@ export class Access {
       return;
     }
     if (caller.caller__scopes !== null) this.authorizeApp(caller.caller__id, caller.caller__scopes, gate);
+    // A route for an app's token (userinfo) answers no direct sign-in: its token carries no scope at all.
+    else if (this.rule.appTokenScope) throw insufficientScope(this.rule.appTokenScope, "A direct sign-in's token");
     if (!caller.caller__mfa_enrolled && caller.caller__role !== null && gate.mfaRoles.includes(caller.caller__role)) throw enrolmentRequired();
     const allowed = (caller.caller__role !== null && gate.roles.includes(caller.caller__role)) || (gate.selfId !== null && caller.caller__id === gate.selfId);
     if (!allowed) throw forbidden();

@@ -6,6 +6,11 @@ export function insertSession(db: Kysely<Database>, session: Insertable<Sessions
   return db.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A session by id, ended or not (introspection reads what it is now, and locks nothing). */
+export function findSession(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export function findSessionForUpdate(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
   return db.selectFrom('sessions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
@@ -27,12 +32,17 @@ export function listActiveSessions(db: Kysely<Database>, userId: string): Promis
 }
 
 /**
- * Ends the open sessions of a user, or one of them, or all but one, or a sign-in session of the
- * hosted pages with every session it started for apps; returns the ids it ended.
+ * Ends the open sessions of a user, or one of them, or all but one, or those one app holds for
+ * the user (`clientId`), or a sign-in session of the hosted pages with every session it started
+ * for apps (`signinSessionId`); returns the ids it ended.
  */
-export async function endSessions(db: Kysely<Database>, which: { userId: string; sessionId?: string; exceptSessionId?: string; signinSessionId?: string }): Promise<string[]> {
+export async function endSessions(
+  db: Kysely<Database>,
+  which: { userId: string; sessionId?: string; exceptSessionId?: string; clientId?: string; signinSessionId?: string },
+): Promise<string[]> {
   let query = db.updateTable('sessions').set({ ended_at: new Date() }).where('user_id', '=', which.userId).where('ended_at', 'is', null);
   if (which.sessionId) query = query.where('id', '=', which.sessionId);
+  if (which.clientId) query = query.where('client_id', '=', which.clientId);
   const signinSessionId = which.signinSessionId;
   if (signinSessionId) query = query.where((where) => where.or([where('id', '=', signinSessionId), where('signin_session_id', '=', signinSessionId)]));
   if (which.exceptSessionId) query = query.where('id', '!=', which.exceptSessionId);

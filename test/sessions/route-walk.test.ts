@@ -91,8 +91,12 @@ describe('every route refuses every refused caller, and changes nothing', () => 
       return { authorization: `Bearer ${pair.access_token}` };
     };
     const directOnly = (route: RouteEntry) => route.config?.access?.directSignInOnly === true;
+    // Userinfo, the one route `openid` opens, refuses a direct sign-in's token and an app's without `openid`.
+    const forAppToken = (route: RouteEntry) => route.config?.access?.appTokenScope !== undefined;
     callers.push(
-      { name: "an admin's app token with openid alone", headers: await appToken(['openid']), status: 403, code: 'insufficient_scope', applies: (route) => !directOnly(route) },
+      { name: "an admin's app token with openid alone", headers: await appToken(['openid']), status: 403, code: 'insufficient_scope', applies: (route) => !directOnly(route) && !forAppToken(route) },
+      { name: "an admin's app token with every scope but openid, on a route for an app's token", headers: await appToken(app.json().scopes.filter((scope: string) => scope !== 'openid')), status: 403, code: 'insufficient_scope', applies: forAppToken },
+      { name: "a customer's direct sign-in, on a route for an app's token", headers: customer.auth, status: 403, code: 'insufficient_scope', applies: forAppToken },
       { name: "an admin's app token with openid alone, on a route for direct sign-ins", headers: await appToken(['openid']), status: 403, code: 'forbidden', applies: directOnly },
       { name: "an admin's app token with every scope, on a route for direct sign-ins", headers: await appToken(app.json().scopes), status: 403, code: 'forbidden', applies: directOnly },
     );
@@ -128,8 +132,10 @@ describe('every route refuses every refused caller, and changes nothing', () => 
     // Section 18: what stays with a direct sign-in (change-password, second factors, self-deletion,
     // API clients, webhooks, signing keys), and the user's own routes an app's `account` opens.
     const declared = (flag: 'directSignInOnly' | 'account') => routes.filter((route) => route.config!.access![flag]).map((route) => `${route.method} ${route.url}`).sort();
-    const directOnlyExpected = (name: string) => /^\S+ \/api\/(clients|webhooks|signing-keys|auth\/mfa)(\/|$)/.test(name) || ['PUT /api/users/change-password', 'DELETE /api/users/profile', 'DELETE /api/users/:id/mfa'].includes(name);
+    const directOnlyExpected = (name: string) => /^\S+ \/api\/(clients|webhooks|signing-keys|auth\/mfa|users\/profile\/apps)(\/|$)/.test(name) || ['PUT /api/users/change-password', 'DELETE /api/users/profile', 'DELETE /api/users/:id/mfa'].includes(name);
     assert.deepEqual(declared('directSignInOnly'), routes.map((route) => `${route.method} ${route.url}`).filter(directOnlyExpected).sort());
+    // Section 18: `openid` (and profile, email, phone with it) opens userinfo and nothing else.
+    assert.deepEqual(routes.filter((route) => route.config!.access!.appTokenScope).map((route) => `${route.method} ${route.url} ${route.config!.access!.appTokenScope}`).sort(), ['GET /oauth/userinfo openid', 'POST /oauth/userinfo openid']);
     assert.deepEqual(declared('account'), ['DELETE /api/auth/sessions/:id', 'GET /api/auth/sessions', 'GET /api/users/:id/balance/ledger', 'GET /api/users/profile', 'GET /api/users/profile/export', 'PATCH /api/users/profile', 'PUT /api/users/profile']);
     let walked = 0;
     for (const route of routes) {
@@ -139,7 +145,7 @@ describe('every route refuses every refused caller, and changes nothing', () => 
         const what = `${route.method} ${route.url} as ${caller.name}`;
         if (caller.code === 'insufficient_scope') {
           // The scope that would open the route, when one would (an app's `account` on an own route).
-          const named = scopes(route)[0] ?? (route.config?.access?.account ? 'account' : undefined);
+          const named = scopes(route)[0] ?? route.config?.access?.appTokenScope ?? (route.config?.access?.account ? 'account' : undefined);
           assert.equal(response.headers['www-authenticate'], `Bearer error="insufficient_scope"${named ? `, scope="${named}"` : ''}`, what);
         }
         assert.equal(response.statusCode, caller.status, `${what}: ${response.statusCode} ${response.body}`);
