@@ -1780,6 +1780,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/profile/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The third-party apps the caller allowed, newest first
+         * @description Each consent the caller granted on the consent page: the app, its logo, the scopes as granted (`openid` included) and when. First-party apps never ask, so they are not listed. The list is short (one row per app) and comes whole, without pages.
+         *
+         *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        get: operations["listMyAppConsents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/profile/apps/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw an app's consent and sign the caller out of it
+         * @description The consent goes, and every session the app holds for the caller ends: its refresh tokens stop working and its access tokens are refused on their very next request. Records `user.app_revoked`. The app asks for consent again at its next sign-in. 404 when the caller has no consent for that app.
+         *
+         *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        delete: operations["withdrawMyAppConsent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Connect UserInfo: the claims an app's token may read of its user
+         * @description OpenID Connect Core §5.3. Send the access token an app holds for the user as `Authorization: Bearer` (in the header only: a body is refused). The reply is `sub` and the claims the token's scopes allow, as the ID token carries them: `email` and `email_verified` (`email`), `name` and `updated_at` (`profile`, seconds since the epoch), `phone_number` (`phone`, when the user has one); a scope the app no longer holds gives nothing. The token must carry `openid`: one without it, and the token of a direct sign-in (section 3, which names no app), are 403 `insufficient_scope` with `WWW-Authenticate: Bearer error="insufficient_scope", scope="openid"`. A token whose session ended is 401 `invalid_token` on the very next request. `Cache-Control: no-store`.
+         *
+         *     Who: only an app's token for a user (an app signing the user in) with the scope `openid`; a direct sign-in's token and an app's without it are 403 `insufficient_scope`, API clients 403 `forbidden`.
+         */
+        get: operations["userInfo"];
+        put?: never;
+        /**
+         * OpenID Connect UserInfo: the claims an app's token may read of its user
+         * @description OpenID Connect Core §5.3. Send the access token an app holds for the user as `Authorization: Bearer` (in the header only: a body is refused). The reply is `sub` and the claims the token's scopes allow, as the ID token carries them: `email` and `email_verified` (`email`), `name` and `updated_at` (`profile`, seconds since the epoch), `phone_number` (`phone`, when the user has one); a scope the app no longer holds gives nothing. The token must carry `openid`: one without it, and the token of a direct sign-in (section 3, which names no app), are 403 `insufficient_scope` with `WWW-Authenticate: Bearer error="insufficient_scope", scope="openid"`. A token whose session ended is 401 `invalid_token` on the very next request. `Cache-Control: no-store`.
+         *
+         *     Who: only an app's token for a user (an app signing the user in) with the scope `openid`; a direct sign-in's token and an app's without it are 403 `insufficient_scope`, API clients 403 `forbidden`.
+         */
+        post: operations["userInfoByPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an app's refresh or access token (RFC 7009): the app's session ends
+         * @description Send `token` (and optionally `token_type_hint`) as application/x-www-form-urlencoded. The client authenticates as at the token endpoint: a confidential app with HTTP Basic or `client_id` and `client_secret`, a public app with `client_id` alone. When the token is a refresh token or an access token of a session the authenticating app holds for a user, that session ends: its refresh tokens stop working and its access tokens are refused (401) on their very next request; `user.sessions_ended` is recorded (cause `logout`, the app its actor). 200 with an empty body in every other case too, so that the answer tells nothing: an unknown, expired or already revoked token, another app's token (which stays live), a direct sign-in's token, and any token a service client sends (service clients hold no users' sessions). Errors are RFC 6749 §5.2 JSON: 401 `invalid_client` (no, or wrong, client authentication; a confidential app without its secret), 400 `invalid_request` (`token` missing, a parameter repeated, both ways of authentication, a body that is not a form). Rate-limited per address like the token endpoint (429 `rate_limited`).
+         *
+         *     No token needed.
+         */
+        post: operations["oauthRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether an app's access or refresh token is active, and what it is (RFC 7662)
+         * @description Send `token` (and optionally `token_type_hint`) as application/x-www-form-urlencoded, authenticated with a secret (HTTP Basic, or `client_id` and `client_secret`): confidential apps and service clients only; a public app is 401 `invalid_client`. A token is active while a request with it would be admitted now (its session open, its user active, its app enabled); then the reply holds `token_type` (`access_token` or `refresh_token`), `sub`, `client_id`, `scope` (the scopes it may use now), `exp`, `iat`, `sid` and `iss`. Otherwise, and for every token the caller may not see, it is `{"active": false}` and nothing more. Who sees what: a confidential app sees its own tokens only (another app's access or refresh token is inactive to it); a service client (a resource server an app sends its user's token to) needs the scope `users:read`, since the answer names a user (without it: 403 `insufficient_scope`), and sees every app's access tokens but no refresh token (only their app ever holds one). Tokens of a direct sign-in (section 3) and of API clients are not introspected here: inactive. Errors are RFC 6749 §5.2 JSON: 401 `invalid_client`, 400 `invalid_request` (`token` missing, a parameter repeated, a body that is not a form), 403 `insufficient_scope`. `Cache-Control: no-store`. Rate-limited per address like the token endpoint.
+         *
+         *     No token needed.
+         */
+        post: operations["oauthIntrospect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/logout": {
         parameters: {
             query?: never;
@@ -17560,6 +17676,677 @@ export interface operations {
             };
         };
     };
+    listMyAppConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "client_id": "5d1c2b3a-0f9e-4d8c-b7a6-1e2f3a4b5c6d",
+                     *           "name": "Partner shop",
+                     *           "logo_uri": "https://partner.example.com/logo.png",
+                     *           "scopes": [
+                     *             "openid",
+                     *             "email",
+                     *             "offline_access"
+                     *           ],
+                     *           "granted_at": "2026-11-21T20:25:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest grant first; apps since deleted are left out. */
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description The app.
+                             */
+                            client_id: string;
+                            /** @description The app's name. */
+                            name: string;
+                            /** @description The app's logo (https), or null. */
+                            logo_uri: string | null;
+                            /** @description The scopes as granted, `openid` included. */
+                            scopes: string[];
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC.
+                             * @example 2026-11-21T20:25:00.000Z
+                             */
+                            granted_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    withdrawMyAppConsent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    userInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sub": "0b6f7d1e-5c1a-4a39-9d8e-3f0c2a5b6e71",
+                     *       "email": "ada@example.com",
+                     *       "email_verified": true,
+                     *       "name": "Ada Lovelace",
+                     *       "updated_at": 1795781100
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The user's id (the `sub` of the ID token).
+                         */
+                        sub: string;
+                        /** @description With the scope `email`. */
+                        email?: string;
+                        /** @description With the scope `email`. */
+                        email_verified?: boolean;
+                        /** @description With the scope `profile`. */
+                        name?: string;
+                        /** @description With the scope `profile`: when the profile last changed, in seconds since the epoch (OpenID Connect), not RFC 3339 text. */
+                        updated_at?: number;
+                        /** @description With the scope `phone`, when the user has a phone number. */
+                        phone_number?: string;
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    userInfoByPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sub": "0b6f7d1e-5c1a-4a39-9d8e-3f0c2a5b6e71",
+                     *       "email": "ada@example.com",
+                     *       "email_verified": true,
+                     *       "name": "Ada Lovelace",
+                     *       "updated_at": 1795781100
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The user's id (the `sub` of the ID token).
+                         */
+                        sub: string;
+                        /** @description With the scope `email`. */
+                        email?: string;
+                        /** @description With the scope `email`. */
+                        email_verified?: boolean;
+                        /** @description With the scope `profile`. */
+                        name?: string;
+                        /** @description With the scope `profile`: when the profile last changed, in seconds since the epoch (OpenID Connect), not RFC 3339 text. */
+                        updated_at?: number;
+                        /** @description With the scope `phone`, when the user has a phone number. */
+                        phone_number?: string;
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "k3r8…the refresh token…",
+                 *       "token_type_hint": "refresh_token"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The access token or refresh token. */
+                    token: string;
+                    /**
+                     * @description `access_token` or `refresh_token`: where to look first (RFC 7009 §2.1); both kinds are looked at, and any other value is ignored.
+                     * @example refresh_token
+                     */
+                    token_type_hint?: string;
+                    /** @description The client's id (client_secret_post, or a public app's `none`); or use HTTP Basic. */
+                    client_id?: string;
+                    /** @description One of its secrets (client_secret_post); or use HTTP Basic. A public app sends none. */
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Revoked, or there was nothing of this app to revoke: an empty body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description invalid_request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description invalid_client. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="shop-accounts"` when HTTP Basic was used. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description rate_limited. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    oauthIntrospect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "eyJ…the access token…",
+                 *       "token_type_hint": "access_token"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The access token or refresh token. */
+                    token: string;
+                    /**
+                     * @description `access_token` or `refresh_token`: where to look first (RFC 7009 §2.1); both kinds are looked at, and any other value is ignored.
+                     * @example refresh_token
+                     */
+                    token_type_hint?: string;
+                    /** @description The client's id (client_secret_post, or a public app's `none`); or use HTTP Basic. */
+                    client_id?: string;
+                    /** @description One of its secrets (client_secret_post); or use HTTP Basic. A public app sends none. */
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What the token is; `Cache-Control: no-store`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether a request with the token would be admitted now. When false, nothing else is said. */
+                        active: boolean;
+                        /** @description Which kind of token it is. */
+                        token_type?: "access_token" | "refresh_token";
+                        /**
+                         * Format: uuid
+                         * @description The user the token acts for.
+                         */
+                        sub?: string;
+                        /**
+                         * Format: uuid
+                         * @description The app that holds it.
+                         */
+                        client_id?: string;
+                        /** @description The scopes it may use now, space-separated: the granted ones the app still holds. */
+                        scope?: string;
+                        /** @description When it expires, seconds since the epoch. */
+                        exp?: number;
+                        /** @description When it was issued, seconds since the epoch. */
+                        iat?: number;
+                        /**
+                         * Format: uuid
+                         * @description The app's session the token belongs to (as in the ID token).
+                         */
+                        sid?: string;
+                        /** @description JWT_ISSUER. */
+                        iss?: string;
+                    };
+                };
+            };
+            /** @description invalid_request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description invalid_client. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="shop-accounts"` when HTTP Basic was used. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description insufficient_scope: a service client without `users:read`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description rate_limited. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     oauthLogout: {
         parameters: {
             query?: {
@@ -17751,6 +18538,8 @@ export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonScopesValues
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "disabled"];
 export const pathsApiClientsIdPatchRequestBodyContentApplicationJsonId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/clients/{id}"]["patch"]["requestBody"]["content"]["application/json"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const pathsApiOauthTokenPostResponses200ContentApplicationJsonToken_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/oauth/token"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["Bearer"];
+export const pathsOauthIntrospectPostResponses200ContentApplicationJsonToken_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/introspect"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["access_token"];
+export const pathsOauthIntrospectPostResponses200ContentApplicationJsonToken_typeAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/introspect"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["refresh_token"];
 export const pathsOauthLogoutPostRequestBodyContentApplicationXWwwFormUrlencodedActionValues: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/logout"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["action"]> = ["logout"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];

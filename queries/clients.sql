@@ -77,3 +77,8 @@ select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_ha
   from "api_client_secrets"
   inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
   where "api_client_secrets"."secret_hash" = $1 and "api_client_secrets"."deleted_at" is null and ("api_client_secrets"."expires_at" is null or "api_client_secrets"."expires_at" > now()) and "api_clients"."deleted_at" is null;
+
+-- src/clients/client-repository.ts: findUndeletedClient('00000000-0000-4000-8000-000000000005')
+select "id" as "client_id", "type", "status", "scopes"
+  from "api_clients"
+  where "id" = $1 and "deleted_at" is null;

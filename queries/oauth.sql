@@ -13,3 +13,13 @@ select * from "app_consents" where "user_id" = $1 and "client_id" = $2;
 insert into "app_consents" ("user_id", "client_id", "scopes", "granted_at") values ($1, $2, $3, $4)
   on conflict ("user_id", "client_id") do update set "scopes" = $5, "granted_at" = $6
   returning *;
+
+-- src/oauth/consent-repository.ts: consentsOfUser('00000000-0000-4000-8000-000000000001')
+select "app_consents"."client_id", "api_clients"."name", "api_clients"."logo_uri", "app_consents"."scopes", "app_consents"."granted_at"
+  from "app_consents"
+  inner join "api_clients" on "api_clients"."id" = "app_consents"."client_id"
+  where "app_consents"."user_id" = $1 and "api_clients"."deleted_at" is null
+  order by "app_consents"."granted_at" desc, "app_consents"."client_id" desc;
+
+-- src/oauth/consent-repository.ts: deleteConsent('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000005')
+delete from "app_consents" where "user_id" = $1 and "client_id" = $2 returning *;

@@ -113,6 +113,9 @@ delete from "refresh_tokens" where "expires_at" < $1;
 insert into "sessions" ("id", "user_id", "created_at", "last_used_at", "expires_at", "user_agent", "ip", "amr", "auth_time", "mfa_verified_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
   returning *;
 
+-- src/sessions/session-repository.ts: findSession('00000000-0000-4000-8000-000000000002')
+select * from "sessions" where "id" = $1;
+
 -- src/sessions/session-repository.ts: findSessionForUpdate('00000000-0000-4000-8000-000000000002')
 select * from "sessions" where "id" = $1 for update;
 
