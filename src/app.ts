@@ -107,6 +107,6 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   if (!config.authorizationServer) {
     app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
   }
-  await app.register(oauthPlugin, { tokenIssuer });
+  await app.register(oauthPlugin, { tokenIssuer, idTokens: signingKeys.idTokens });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

@@ -86,12 +86,26 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
   return db
     .selectFrom('api_client_secrets')
     .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
-    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.type', 'api_clients.status', 'api_clients.scopes', 'api_clients.token_generation'])
+    .select([
+      'api_client_secrets.id as secret_id',
+      'api_client_secrets.secret_hash',
+      'api_clients.id as client_id',
+      'api_clients.type',
+      'api_clients.status',
+      'api_clients.scopes',
+      'api_clients.token_generation',
+      'api_clients.id_token_signed_response_alg',
+    ])
     .where('api_client_secrets.secret_hash', '=', secretHash)
     .where('api_client_secrets.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('api_client_secrets.expires_at', 'is', null), eb('api_client_secrets.expires_at', '>', sql<Date>`now()`)]))
     .where('api_clients.deleted_at', 'is', null)
     .executeTakeFirst();
+}
+
+/** A client that is not deleted, by id (a public app at the token endpoint, which sends no secret). */
+export function findClientById(db: Kysely<Database>, id: string): Promise<ApiClientRow | undefined> {
+  return db.selectFrom('api_clients').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 /**

@@ -1,6 +1,16 @@
-import type { Insertable, Kysely } from 'kysely';
-import type { AuthorizationCodesTable, Database } from '../db/tables.js';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { AuthorizationCodeRow, AuthorizationCodesTable, Database } from '../db/tables.js';
 
 export function insertAuthorizationCode(db: Kysely<Database>, code: Insertable<AuthorizationCodesTable>): Promise<void> {
   return db.insertInto('authorization_codes').values(code).execute().then(() => undefined);
+}
+
+/** A code by its hash, locked: two exchanges of one code take turns, so only one finds it unused. */
+export function lockAuthorizationCode(trx: Transaction<Database>, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
+  return trx.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).forUpdate().executeTakeFirst();
+}
+
+/** The code is spent, by the exchange that started `sessionId`. */
+export async function markAuthorizationCodeUsed(trx: Transaction<Database>, id: string, sessionId: string): Promise<void> {
+  await trx.updateTable('authorization_codes').set({ used_at: new Date(), session_id: sessionId }).where('id', '=', id).execute();
 }
