@@ -35,6 +35,7 @@ export const clients: RepositoryFile[] = [
       deleteSecrets: call(clientRepository.deleteSecrets, SAMPLE.clientId, SAMPLE.secretId),
       noteClientUsed: call(clientRepository.noteClientUsed, SAMPLE.clientId, SAMPLE.secretId),
       findUsableSecret: call(clientRepository.findUsableSecret, 'secret-hash'),
+      findClientById: call(clientRepository.findClientById, SAMPLE.clientId),
     },
   },
 ];

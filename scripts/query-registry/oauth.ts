@@ -22,6 +22,8 @@ export const oauth: RepositoryFile[] = [
         created_at: SAMPLE.date,
         expires_at: SAMPLE.date,
       }),
+      lockAuthorizationCode: call(authorizationCodeRepository.lockAuthorizationCode, 'sha256-hex-of-the-code'),
+      markAuthorizationCodeUsed: call(authorizationCodeRepository.markAuthorizationCodeUsed, SAMPLE.newId, SAMPLE.sessionId),
     },
   },
   {
