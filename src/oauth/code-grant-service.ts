@@ -68,6 +68,7 @@ export async function exchangeAuthorizationCode(
     signers.tokenIssuer,
     code.user_id,
     device,
+    // The sign-in's amr, which the sign-in pages built as one of SessionStart's.
     { amr: code.amr } as SessionStart,
     { clientId: app.id, scopes },
     { authTime: code.auth_time, signinSessionId: code.signin_session_id, offline: scopes.includes('offline_access') },
