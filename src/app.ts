@@ -108,7 +108,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   if (!config.authorizationServer) {
     app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
   }
-  await app.register(oauthPlugin, { tokenIssuer, database, jobs });
+  await app.register(oauthPlugin, { tokenIssuer, idTokens: signingKeys.idTokens, database, jobs });
   // Off (404) unless the issuer is https, or http on a loopback host (API.md section 18).
   if (config.authorizationServer) await app.register(logoutRoutes, { idTokens: signingKeys.idTokens, brand: { name: 'Shop', logoUrl: undefined }, defaultLocale: 'en' });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };

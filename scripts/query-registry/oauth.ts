@@ -23,6 +23,8 @@ export const oauth: RepositoryFile[] = [
         expires_at: SAMPLE.date,
       }),
       deleteLapsedAuthorizationCodes: call(authorizationCodeRepository.deleteLapsedAuthorizationCodes),
+      lockAuthorizationCode: call(authorizationCodeRepository.lockAuthorizationCode, 'sha256-hex-of-the-code'),
+      markAuthorizationCodeUsed: call(authorizationCodeRepository.markAuthorizationCodeUsed, SAMPLE.newId, SAMPLE.sessionId),
     },
   },
   {

@@ -98,7 +98,16 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
   return db
     .selectFrom('api_client_secrets')
     .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
-    .select(['api_client_secrets.id as secret_id', 'api_client_secrets.secret_hash', 'api_clients.id as client_id', 'api_clients.type', 'api_clients.status', 'api_clients.scopes', 'api_clients.token_generation'])
+    .select([
+      'api_client_secrets.id as secret_id',
+      'api_client_secrets.secret_hash',
+      'api_clients.id as client_id',
+      'api_clients.type',
+      'api_clients.status',
+      'api_clients.scopes',
+      'api_clients.token_generation',
+      'api_clients.id_token_signed_response_alg',
+    ])
     .where('api_client_secrets.secret_hash', '=', secretHash)
     .where('api_client_secrets.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('api_client_secrets.expires_at', 'is', null), eb('api_client_secrets.expires_at', '>', sql<Date>`now()`)]))
@@ -108,7 +117,7 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
 
 /** A client that is not deleted, by id, as an authentication without a secret (a public app) reads it. */
 export function findUndeletedClient(db: Kysely<Database>, id: string) {
-  return db.selectFrom('api_clients').select(['id as client_id', 'type', 'status', 'scopes']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return db.selectFrom('api_clients').select(['id as client_id', 'type', 'status', 'scopes', 'id_token_signed_response_alg']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { ClientType, Database, IdTokenAlgorithm } from '../db/tables.js';
+import { CANONICAL_UUID } from '../http/common-schemas.js';
 import { hashClientSecret, SECRET_PATTERN, secretMatches } from '../sessions/client-secrets.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { findUsableSecret, noteClientUsed } from './client-repository.js';
@@ -29,8 +30,23 @@ export interface TokenRequest {
   credentials: ClientCredentials | undefined;
 }
 
-const invalidClient = (viaBasic: boolean) =>
-  new OAuthError('invalid_client', 'The client is unknown, disabled or deleted, or its secret is wrong, expired or deleted.', 401, viaBasic ? { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' } : {});
+export const invalidClient = (viaBasic: boolean, description = 'The client is unknown, disabled or deleted, or its secret is wrong, expired or deleted.') =>
+  new OAuthError('invalid_client', description, 401, viaBasic ? { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' } : {});
+
+export const noCredentials = () => new OAuthError('invalid_client', 'Authenticate the client with HTTP Basic, or with client_id and client_secret.', 401);
+
+/**
+ * The client a live secret of an active client names, or 401 `invalid_client` (unknown, wrong,
+ * expired, deleted, disabled alike): the one check of a client's secret, for every endpoint of
+ * the authorization server (oauth/client-authentication.ts).
+ */
+export async function clientOfSecret(db: Kysely<Database>, credentials: ClientCredentials) {
+  const secret = SECRET_PATTERN.test(credentials.clientSecret) ? await findUsableSecret(db, hashClientSecret(credentials.clientSecret)) : undefined;
+  if (!secret || secret.client_id !== credentials.clientId.toLowerCase() || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
+    throw invalidClient(credentials.viaBasic);
+  }
+  return secret;
+}
 
 /**
  * The client credentials grant (RFC 6749 section 4.4): a service client proves it holds one of its
@@ -41,11 +57,8 @@ export async function grantClientToken(db: Kysely<Database>, issuer: TokenIssuer
   if (request.grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required.', 400);
   if (request.grantType !== 'client_credentials') throw new OAuthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.', 400);
   const credentials = request.credentials;
-  if (!credentials) throw new OAuthError('invalid_client', 'Authenticate the client with HTTP Basic, or with client_id and client_secret.', 401);
-  const secret = SECRET_PATTERN.test(credentials.clientSecret) ? await findUsableSecret(db, hashClientSecret(credentials.clientSecret)) : undefined;
-  if (!secret || secret.client_id !== credentials.clientId.toLowerCase() || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
-    throw invalidClient(credentials.viaBasic);
-  }
+  if (!credentials) throw noCredentials();
+  const secret = await clientOfSecret(db, credentials);
   // An app signs users in and acts only for them (API.md section 18); a public one has no secret to get this far.
   if (secret.type !== 'service') throw new OAuthError('unauthorized_client', 'An app (a confidential or public client) may not use the client credentials grant.', 400);
   const named = request.scope?.split(' ').filter(Boolean) ?? [];

@@ -76,7 +76,7 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
       reason: Type.String(),
     }),
   },
-  'user.sessions_ended': { summary: "Some of a user's sessions were ended.", data: Type.Object({ cause: StringEnum(['logout', 'sign_out', 'admin_sign_out', 'refresh_reuse'], { description: 'A logout, the user signing out sessions, an admin signing them out, or a spent refresh token presented again.' }), session_ids: sessionIds }) },
+  'user.sessions_ended': { summary: "Some of a user's sessions were ended.", data: Type.Object({ cause: StringEnum(['logout', 'sign_out', 'admin_sign_out', 'refresh_reuse', 'code_reuse'], { description: 'A logout, the user signing out sessions, an admin signing them out, a spent refresh token presented again, or a spent authorization code presented again (the session its exchange started ends).' }), session_ids: sessionIds }) },
   'user.mfa_factor_added': { summary: 'A user confirmed a second factor.', data: Type.Object(factor) },
   'user.mfa_factor_removed': { summary: 'A user removed a second factor.', data: Type.Object({ ...factor, session_ids_ended: sessionIds }) },
   'user.mfa_reset': { summary: "An admin removed every second factor of a user.", data: Type.Object({ factors_removed: Type.Array(Type.Object({ id: Type.String({ format: 'uuid' }), type: factor.type, name: Type.String() })), session_ids_ended: sessionIds }) },

@@ -1,40 +1,53 @@
 import type { Kysely } from 'kysely';
-import type { ClientType, Database } from '../db/tables.js';
+import type { ClientType, Database, IdTokenAlgorithm } from '../db/tables.js';
 import { CANONICAL_UUID } from '../http/common-schemas.js';
-import { findUndeletedClient, findUsableSecret, noteClientUsed } from '../clients/client-service.js';
-import { OAuthError, type ClientCredentials } from '../clients/token-service.js';
-import { hashClientSecret, SECRET_PATTERN, secretMatches } from '../sessions/client-secrets.js';
+import { findUndeletedClient, noteClientUsed } from '../clients/client-service.js';
+import { clientOfSecret, invalidClient, noCredentials, OAuthError, type ClientCredentials } from '../clients/token-service.js';
 
 /** A client the authorization server's endpoint knows now: who, of what type, with which scopes. */
 export interface AuthenticatedClient {
   id: string;
   type: ClientType;
-  scopes: readonly string[];
+  /** The scopes it may ask for now. */
+  scopes: string[];
+  /** What its ID tokens are signed with (an app's; RS256 when unset). */
+  idTokenAlgorithm: IdTokenAlgorithm;
 }
 
-const invalidClient = (viaBasic: boolean, description = 'The client is unknown, disabled or deleted, or its secret is wrong, expired or deleted.') =>
-  new OAuthError('invalid_client', description, 401, viaBasic ? { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' } : {});
+/** An app authenticated at the token endpoint, as the code and refresh grants need it. */
+export type AuthenticatedApp = AuthenticatedClient & { type: Exclude<ClientType, 'service'> };
 
 /**
- * Client authentication at the revocation and introspection endpoints (RFC 6749 §2.3): a
- * confidential app or a service client proves one of its live secrets; a public app, which has
- * none, names itself by `client_id` alone, where `publicApps` allows (revocation: RFC 7009 §2.1).
- * A confidential app naming itself without its secret is refused like a wrong secret. The client
- * must be enabled. None of it is remembered: the database says, on each request.
+ * Client authentication at the authorization server's endpoints (RFC 6749 §2.3; OAuth 2.1 §2.4):
+ * a confidential app or a service client proves one of its live secrets (HTTP Basic or the
+ * form); a public app, which has none, names itself by `client_id` alone in the form (`none`; an
+ * empty `client_secret` counts as none), where `publicApps` allows. A confidential app naming
+ * itself without its secret is refused like a stranger. The client must be enabled. None of it
+ * is remembered: the database says, on each request.
  */
 export async function authenticateClient(db: Kysely<Database>, credentials: ClientCredentials | undefined, publicApps: boolean): Promise<AuthenticatedClient> {
-  if (!credentials) throw new OAuthError('invalid_client', 'Authenticate the client with HTTP Basic, or with client_id (and client_secret, unless a public app).', 401);
-  const clientId = credentials.clientId.toLowerCase();
-  if (credentials.clientSecret === '') {
+  if (!credentials) throw noCredentials();
+  if (!credentials.viaBasic && credentials.clientSecret === '') {
+    const clientId = credentials.clientId.toLowerCase();
     const client = CANONICAL_UUID.test(clientId) ? await findUndeletedClient(db, clientId) : undefined;
-    if (!client || client.status !== 'active' || client.type !== 'public') throw invalidClient(credentials.viaBasic);
-    if (!publicApps) throw invalidClient(credentials.viaBasic, 'A public app may not call this endpoint: only confidential apps and service clients, with a secret.');
-    return { id: client.client_id, type: client.type, scopes: client.scopes };
+    if (!client || client.status !== 'active' || client.type !== 'public') {
+      throw new OAuthError('invalid_client', 'The client is unknown, disabled or deleted, or it must authenticate with a secret.', 401);
+    }
+    if (!publicApps) throw invalidClient(false, 'A public app may not call this endpoint: only confidential apps and service clients, with a secret.');
+    await noteClientUsed(db, client.client_id, null);
+    return { id: client.client_id, type: client.type, scopes: client.scopes, idTokenAlgorithm: client.id_token_signed_response_alg ?? 'RS256' };
   }
-  const secret = SECRET_PATTERN.test(credentials.clientSecret) ? await findUsableSecret(db, hashClientSecret(credentials.clientSecret)) : undefined;
-  if (!secret || secret.client_id !== clientId || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
-    throw invalidClient(credentials.viaBasic);
-  }
+  const secret = await clientOfSecret(db, credentials);
   await noteClientUsed(db, secret.client_id, secret.secret_id);
-  return { id: secret.client_id, type: secret.type, scopes: secret.scopes };
+  return { id: secret.client_id, type: secret.type, scopes: secret.scopes, idTokenAlgorithm: secret.id_token_signed_response_alg ?? 'RS256' };
+}
+
+/**
+ * The client of a code or refresh grant (API.md section 18): an app, confidential by a secret or
+ * public by its id. A service client that authenticated is 400 `unauthorized_client`.
+ */
+export async function authenticateApp(db: Kysely<Database>, credentials: ClientCredentials | undefined): Promise<AuthenticatedApp> {
+  const client = await authenticateClient(db, credentials, true);
+  if (client.type === 'service') throw new OAuthError('unauthorized_client', 'A service client may use the client credentials grant only.', 400);
+  return client as AuthenticatedApp;
 }

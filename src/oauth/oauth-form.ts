@@ -5,9 +5,8 @@ import { sendProblem } from '../http/problem-reply.js';
 import { OAuthError, type ClientCredentials } from '../clients/token-service.js';
 
 /**
- * The HTTP side of the authorization server's form endpoints besides the token endpoint
- * (revocation, introspection): the form, the client's credentials in it or in HTTP Basic, and
- * errors in RFC 6749 §5.2's shape. token-routes.ts reads its form the same way (to be joined).
+ * The HTTP side of the authorization server's form endpoints (token, revocation, introspection):
+ * the form, the client's credentials in it or in HTTP Basic, and errors in RFC 6749 §5.2's shape.
  */
 export const FORM = 'application/x-www-form-urlencoded';
 
@@ -78,7 +77,9 @@ export function formOf(request: FastifyRequest): Record<string, string> {
 }
 
 export const OAuthErrorSchema = Type.Object({
-  error: Type.String({ description: 'RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429).' }),
+  error: Type.String({
+    description: 'RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429).',
+  }),
   error_description: Type.String(),
 });
 

@@ -1,95 +1,50 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/tables.js';
+import { grantClientToken, OAuthError } from '../clients/token-service.js';
+import { authenticateApp } from './client-authentication.js';
+import { contextOf } from '../events/event-recorder.js';
 import { addressKey } from '../http/client-address.js';
-import { toAppError } from '../http/error-handler.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { sendProblem } from '../http/problem-reply.js';
-import { PUBLIC, SCOPE_NAMES } from '../sessions/access-rule.js';
+import { PUBLIC } from '../sessions/access-rule.js';
+import type { IdTokenSigner } from '../sessions/id-token-signer.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { grantClientToken, OAuthError, type ClientCredentials } from '../clients/token-service.js';
+import { clientOf } from '../sessions/token-pairs.js';
+import { exchangeAuthorizationCode } from './code-grant-service.js';
+import { refreshAppTokens } from './refresh-grant-service.js';
+import type { GrantSigners, ReplayRefusal, TokenReply } from './token-grants.js';
+import { credentialsOf, FORM, formOf, oauthError, useOAuthForm } from './oauth-form.js';
+import { TokenRequestBody, TokenSchema } from './token-schemas.js';
 
-const FORM = 'application/x-www-form-urlencoded';
-const PARAMETERS = ['grant_type', 'scope', 'client_id', 'client_secret'] as const;
+const PARAMETERS = ['grant_type', 'scope', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret'] as const;
 
-const TokenRequestBody = Type.Object(
-  {
-    grant_type: Type.Optional(Type.String({ description: '`client_credentials`.', examples: ['client_credentials'] })),
-    scope: Type.Optional(Type.String({ description: 'Space-separated scopes; left out: all the client\'s scopes.', examples: ['reservations:write variants:read'] })),
-    client_id: Type.Optional(Type.String({ description: "The client's id (client_secret_post); or use HTTP Basic." })),
-    client_secret: Type.Optional(Type.String({ description: 'One of its secrets (client_secret_post); or use HTTP Basic.' })),
-  },
-  { examples: [{ grant_type: 'client_credentials', scope: 'reservations:write' }] },
-);
-const TokenSchema = Type.Object({
-  access_token: Type.String({
-    description:
-      'A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`, and `client_generation` (the client\'s token generation, ' +
-      'which disabling the client moves on: its earlier tokens stay refused once it is enabled again); verify it with the JWKS.',
-  }),
-  token_type: Type.Literal('Bearer'),
-  expires_in: Type.Integer({ description: 'ACCESS_TOKEN_TTL seconds. There is no refresh token: ask again.' }),
-  scope: Type.String({ description: 'The scopes granted, space-separated.' }),
-});
-const OAuthErrorSchema = Type.Object({
-  error: Type.String({ description: 'RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429).' }),
-  error_description: Type.String(),
-});
-const oauthError = (description: string, headers?: Record<string, unknown>) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: OAuthErrorSchema } } });
-
-/** The form's parameters, each at most once (RFC 6749 §3.2); unknown ones are ignored. */
-function readForm(text: string): Record<string, string> {
-  const form = new URLSearchParams(text);
-  const parameters: Record<string, string> = {};
-  for (const name of PARAMETERS) {
-    const values = form.getAll(name);
-    if (values.length > 1) throw new OAuthError('invalid_request', `${name} is given more than once.`, 400);
-    if (values[0] !== undefined) parameters[name] = values[0];
-  }
-  return parameters;
+/** A parameter the grant cannot do without (RFC 6749 §5.2 `invalid_request`). */
+function required(form: Record<string, string>, name: (typeof PARAMETERS)[number]): string {
+  const value = form[name];
+  if (value === undefined || value === '') throw new OAuthError('invalid_request', `${name} is required.`, 400);
+  return value;
 }
 
-/** HTTP Basic (RFC 6749 §2.3.1: the id and secret form-encoded, then joined by a colon), or the form's fields; both at once is a fault. */
-function credentialsOf(request: FastifyRequest, form: Record<string, string>): ClientCredentials | undefined {
-  const header = request.headers.authorization;
-  const fromForm = form.client_id !== undefined || form.client_secret !== undefined;
-  if (header !== undefined) {
-    if (fromForm) throw new OAuthError('invalid_request', 'Authenticate the client once: with HTTP Basic or with the form, not both.', 400);
-    const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
-    const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
-    const colon = decoded.indexOf(':');
-    if (colon < 0) throw new OAuthError('invalid_client', 'The Authorization header is not HTTP Basic credentials.', 401, { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' });
-    try {
-      return { clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')), clientSecret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')), viaBasic: true };
-    } catch {
-      throw new OAuthError('invalid_client', 'The HTTP Basic credentials are not form-encoded.', 401, { 'www-authenticate': 'Basic realm="shop-accounts", charset="UTF-8"' });
-    }
-  }
-  if (!fromForm) return undefined;
-  return { clientId: form.client_id ?? '', clientSecret: form.client_secret ?? '', viaBasic: false };
+const GRANTS = ['client_credentials', 'authorization_code', 'refresh_token'];
+
+/** A code or refresh token presented again: its session is ended (committed), and the grant refused. */
+function replayError(refusal: ReplayRefusal): OAuthError {
+  return refusal.replayed.what === 'code'
+    ? new OAuthError('invalid_grant', 'The code has already been used: the session its first exchange started is ended.', 400)
+    : new OAuthError('invalid_grant', 'The refresh token was already used: its session is ended.', 400);
 }
 
 /**
- * The OAuth 2.0 token endpoint and its discovery document (RFC 8414). Its errors follow RFC 6749
- * §5.2 (`{error, error_description}`, not problem details), because OAuth libraries read that shape.
+ * The OAuth 2.0 token endpoint (API.md sections 11 and 18): the client credentials grant of a
+ * service client, and an app's code and refresh grants. Its errors follow RFC 6749 §5.2
+ * (`{error, error_description}`, not problem details), because OAuth libraries read that shape.
  */
-export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
+export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer; idTokens: IdTokenSigner }> = async (app, { tokenIssuer, idTokens }) => {
   const { config } = app;
-  app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => {
-    try {
-      done(null, readForm(text as string));
-    } catch (error) {
-      done(error as Error);
-    }
-  });
-  app.setErrorHandler(async (error, request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    if (error instanceof OAuthError) return reply.code(error.status).headers(error.headers).send({ error: error.error, error_description: error.description });
-    const problem = toAppError(error as never, request.id);
-    if (problem.code === 'rate_limited') return reply.code(429).headers(problem.headers ?? {}).send({ error: 'rate_limited', error_description: problem.detail });
-    if (problem.statusCode < 500) return reply.code(400).send({ error: 'invalid_request', error_description: problem.detail });
-    return sendProblem(reply, problem);
-  });
+  const signers: GrantSigners = { tokenIssuer, idTokens, issuer: config.jwtIssuer };
+  // Off with the authorization server (JWT_ISSUER neither https nor http on a loopback host): then only v3's grant.
+  const grants = config.authorizationServer ? GRANTS : ['client_credentials'];
+  useOAuthForm(app, PARAMETERS);
 
   app.post(
     '/api/oauth/token',
@@ -99,20 +54,38 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }
         operationId: 'oauthToken',
         tags: ['clients'],
         security: [],
-        summary: 'OAuth 2.0 client credentials grant: an access token for a service client',
+        summary: 'OAuth 2.0 token endpoint: client credentials for a service client; the code and refresh grants for an app',
         description:
-          'RFC 6749 §4.4. Send `grant_type=client_credentials` (and optionally `scope`) as application/x-www-form-urlencoded; ' +
-          'authenticate the client with HTTP Basic (client_id:client_secret) or with the `client_id` and `client_secret` fields. ' +
-          'Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (with ' +
-          '`WWW-Authenticate: Basic` when Basic was used; a public app, which has no secret, always gets it), 400 ' +
-          '`unauthorized_client` (a confidential app: apps never use this grant), `unsupported_grant_type`, `invalid_scope`, `invalid_request` ' +
-          '(a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address ' +
-          'like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.',
+          'Send the parameters as application/x-www-form-urlencoded, each at most once; `Cache-Control: no-store` on every reply.\n\n' +
+          '- `grant_type=client_credentials` (RFC 6749 §4.4; a service client only), optional `scope`: an access token, no refresh token.\n' +
+          '- `grant_type=authorization_code` (OAuth 2.1 §4.1.3; an app): `code`, `redirect_uri` (the authorization request\'s, character ' +
+          'for character) and `code_verifier` (PKCE S256). The exchange starts a session of section 3 for the user and the app, with the ' +
+          "sign-in's `auth_time` and `amr`; the reply carries `scope` (the scopes granted that the app still holds), a `refresh_token` " +
+          'only with `offline_access`, an `id_token` only with `openid`. A code is single use: presented again it is `invalid_grant` ' +
+          'and the session its first exchange started ends, refresh token included (RFC 9700); of two exchanges at once exactly one ' +
+          "succeeds. A failed exchange (another client's code, another redirect_uri, a wrong verifier) does not spend the code.\n" +
+          '- `grant_type=refresh_token` (an app): `refresh_token`, optional `scope`, some of the scopes the session was granted, which ' +
+          'narrows the new access token only (the session keeps its scopes; the next refresh may ask them all). The token rotates as ' +
+          "section 10 says (a spent one within REFRESH_REUSE_INTERVAL gets the same successor; later it ends the session). A new " +
+          "`id_token` comes along when `openid` was granted (the sign-in's auth_time, no nonce).\n\n" +
+          'Client authentication: a service client or a confidential app with HTTP Basic (client_id:client_secret, form-encoded) or ' +
+          'the `client_id` and `client_secret` fields; a public app sends `client_id` alone (an empty `client_secret` counts as none). ' +
+          'The code and refresh grants exist only while the authorization server is on (JWT_ISSUER https, or http on a loopback host); ' +
+          'otherwise they are `unsupported_grant_type`.\n\n' +
+          'Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (unknown, disabled ' +
+          'or deleted client, wrong, expired or deleted secret, a confidential app without its secret, a public app with the client ' +
+          'credentials grant; `WWW-Authenticate: Basic` when Basic was used); 400 `unauthorized_client` (an app with the client ' +
+          'credentials grant, a service client with the code or refresh grant), `invalid_grant` (a code unknown, expired, spent, ' +
+          "another client's, for another redirect_uri, whose verifier is missing or wrong, whose sign-in ended or whose user is no " +
+          "longer active; a refresh token unknown, expired, revoked, of an ended session, of another app or of a direct sign-in), " +
+          '`unsupported_grant_type`, `invalid_scope` (a scope the client does not hold, or a refresh asking one its session was not ' +
+          'granted), `invalid_request` (a parameter missing or repeated, both ways of authentication, a body that is not a form). ' +
+          'Rate-limited per address like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.',
         consumes: [FORM],
         body: TokenRequestBody,
         response: {
-          200: { description: 'The token; `Cache-Control: no-store`.', content: { 'application/json': { schema: TokenSchema } } },
-          400: oauthError('invalid_request, unauthorized_client, unsupported_grant_type or invalid_scope.'),
+          200: { description: 'The tokens; `Cache-Control: no-store`.', content: { 'application/json': { schema: TokenSchema } } },
+          400: oauthError('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.'),
           401: oauthError('invalid_client.', { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } }),
           ...problemResponses(),
           429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
@@ -123,47 +96,30 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }
       },
     },
     async (request, reply) => {
-      if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) throw new OAuthError('invalid_request', `Send the request as ${FORM}.`, 400);
-      const form = request.body as Record<string, string>;
+      const form = formOf(request);
       reply.header('pragma', 'no-cache');
-      const { db } = await request.access.anyone();
-      return grantClientToken(db, tokenIssuer, { grantType: form.grant_type, scope: form.scope, credentials: credentialsOf(request, form) });
-    },
-  );
+      const grantType = required(form, 'grant_type');
+      if (!grants.includes(grantType)) throw new OAuthError('unsupported_grant_type', `grant_type must be one of: ${grants.join(', ')}.`, 400);
+      const anyone = await request.access.anyone();
+      const credentials = credentialsOf(request, form);
+      if (grantType === 'client_credentials') return grantClientToken(anyone.db, tokenIssuer, { grantType, scope: form.scope, credentials });
 
-  app.get(
-    '/.well-known/oauth-authorization-server',
-    {
-      config: { access: PUBLIC },
-      schema: {
-        operationId: 'oauthMetadata',
-        tags: ['clients'],
-        security: [],
-        summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-        response: {
-          200: Type.Object({
-            issuer: Type.String({ description: 'JWT_ISSUER: the `iss` of every access token.' }),
-            token_endpoint: Type.String(),
-            jwks_uri: Type.String(),
-            grant_types_supported: Type.Array(Type.String()),
-            token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-            scopes_supported: Type.Array(Type.String()),
-            response_types_supported: Type.Array(Type.String()),
-          }),
-        },
-      },
-    },
-    async (_request, reply) => {
-      reply.header('cache-control', 'public, max-age=300');
-      return {
-        issuer: config.jwtIssuer,
-        token_endpoint: `${config.publicUrl}/api/oauth/token`,
-        jwks_uri: `${config.publicUrl}/.well-known/jwks.json`,
-        grant_types_supported: ['client_credentials'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        scopes_supported: [...SCOPE_NAMES],
-        response_types_supported: [],
-      };
+      const client = await authenticateApp(anyone.db, credentials);
+      const context = contextOf(request);
+      let grant: (trx: Transaction<Database>) => Promise<{ reply: TokenReply } | ReplayRefusal>;
+      if (grantType === 'authorization_code') {
+        const exchange = { code: required(form, 'code'), redirectUri: required(form, 'redirect_uri'), codeVerifier: form.code_verifier };
+        grant = (trx) => exchangeAuthorizationCode(trx, signers, client, exchange, clientOf(request), context);
+      } else {
+        const refresh = { refreshToken: required(form, 'refresh_token'), scope: form.scope };
+        grant = (trx) => refreshAppTokens(trx, signers, client, refresh, context);
+      }
+      const outcome = await anyone.transaction(grant);
+      if ('replayed' in outcome) {
+        request.log.warn({ user_id: outcome.replayed.userId, session_ids: outcome.replayed.endedSessionIds, client_id: client.id }, `a spent ${outcome.replayed.what} came back: its session is ended`);
+        throw replayError(outcome);
+      }
+      return outcome.reply;
     },
   );
 };

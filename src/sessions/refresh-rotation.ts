@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, SessionRow } from '../db/tables.js';
 import { accountSuspended, AppError } from '../http/errors.js';
 import { findUserStanding } from './caller-query.js';
 import { findRefreshToken, findRefreshTokenForUpdate, insertRefreshToken, markRefreshTokenRotated } from './refresh-token-repository.js';
@@ -11,8 +11,10 @@ import type { TokenIssuer } from './token-issuer.js';
 export const invalidRefreshToken = () => new AppError('invalid_token', 'The refresh token is invalid, expired or revoked.');
 
 export type RefreshOutcome =
-  | { pair: TokenPair }
-  | { refusal: 'invalid' | 'suspended' }
+  /** The pair, and the session it belongs to (an app's refresh adds an ID token of it). */
+  | { pair: TokenPair; session: SessionRow }
+  /** `scope`: an app asked a scope its session was not granted; nothing was rotated. */
+  | { refusal: 'invalid' | 'suspended' | 'scope' }
   /** A spent token came back after the interval: its session ended, in the caller's transaction. */
   | { refusal: 'reused'; userId: string; sessionId: string; endedSessionIds: string[] };
 
@@ -29,8 +31,17 @@ const successorKey = (spent: string) => keyFromSecret('refresh-token-successor',
  * sign-outs lock them, so a refresh racing a suspension or a password change cannot deadlock.
  * A session an app started is refreshed only by that app, authenticated at the token endpoint
  * (`appId`; OAuth 2.1 §4.3): to anyone else, the section 3 refresh included, its token is invalid.
+ * Such an app may ask `narrowedScopes`, some of its session's scopes: the new access token carries
+ * only those, while the session keeps all it was granted (RFC 6749 §6); one it was not granted is
+ * refused before anything rotates, so the app keeps its refresh token.
  */
-export async function rotateRefreshToken(trx: Transaction<Database>, issuer: TokenIssuer, refreshToken: string, appId: string | null = null): Promise<RefreshOutcome> {
+export async function rotateRefreshToken(
+  trx: Transaction<Database>,
+  issuer: TokenIssuer,
+  refreshToken: string,
+  appId: string | null = null,
+  narrowedScopes?: readonly string[],
+): Promise<RefreshOutcome> {
   const tokenHash = hashRefreshToken(refreshToken);
   const found = await findRefreshToken(trx, tokenHash);
   if (!found) return { refusal: 'invalid' };
@@ -43,21 +54,26 @@ export async function rotateRefreshToken(trx: Transaction<Database>, issuer: Tok
   if (user.status === 'suspended') return { refusal: 'suspended' };
   if (session.ended_at || session.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
   if (stored.revoked_at || stored.expires_at.getTime() <= Date.now()) return { refusal: 'invalid' };
+  // A spent token after the interval ends its session whatever it asks; otherwise a scope beyond the session's rotates nothing.
+  const scopeRefused = narrowedScopes !== undefined && !narrowedScopes.every((scope) => session.scopes?.includes(scope));
+  const signed = narrowedScopes ? { ...session, scopes: [...narrowedScopes] } : session;
   if (stored.used_at) {
     const withinInterval = Date.now() - stored.used_at.getTime() <= issuer.refreshReuseIntervalSeconds * 1000;
     if (withinInterval && stored.successor_sealed) {
+      if (scopeRefused) return { refusal: 'scope' };
       const successor = unsealWithKey(successorKey(refreshToken), stored.successor_sealed);
-      return { pair: tokenPair(issuer, user.id, session, successor) };
+      return { pair: tokenPair(issuer, user.id, signed, successor), session };
     }
     const ended = await endSessions(trx, { userId: user.id, sessionId: session.id });
     return { refusal: 'reused', userId: user.id, sessionId: session.id, endedSessionIds: ended };
   }
+  if (scopeRefused) return { refusal: 'scope' };
   const successor = newRefreshTokenValue();
   const expiresAt = new Date(Date.now() + issuer.refreshTokenTtlSeconds * 1000);
   await markRefreshTokenRotated(trx, stored.id, sealWithKey(successorKey(refreshToken), successor));
   await insertRefreshToken(trx, { userId: user.id, familyId: session.id, tokenHash: hashRefreshToken(successor), expiresAt });
   await extendSession(trx, session.id, expiresAt);
-  return { pair: tokenPair(issuer, user.id, session, successor) };
+  return { pair: tokenPair(issuer, user.id, signed, successor), session };
 }
 
 /** The outcome as the route answers it: the pair, or the refusal's error. */

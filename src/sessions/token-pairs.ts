@@ -100,10 +100,57 @@ export async function openSession(
   app?: AppGrant,
   options: SessionOptions = {},
 ): Promise<{ session: SessionRow; pair: TokenPair }> {
+  const session = await insertNewSession(db, issuer, userId, client, start, app, options);
+  const refreshToken = newRefreshTokenValue();
+  await insertRefreshToken(db, { userId, familyId: session.id, tokenHash: hashRefreshToken(refreshToken), expiresAt: session.expires_at });
+  return { session, pair: tokenPair(issuer, userId, session, refreshToken) };
+}
+
+/** An access token's reply without a refresh token. */
+export interface AccessTokenReply {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+/**
+ * The session an app starts for the user at the code exchange (API.md section 18): a refresh
+ * token only when the app was granted `offline_access`. Without one, nothing can renew the
+ * session, so it lives as long as its access token (unless `lifetimeSeconds` says otherwise) and
+ * leaves the user's session list when that token expires.
+ */
+export async function openAppSession(
+  db: Kysely<Database>,
+  issuer: TokenIssuer,
+  userId: string,
+  client: ClientDetails,
+  start: SessionStart,
+  app: AppGrant,
+  options: SessionOptions & { offline: boolean },
+): Promise<{ session: SessionRow; access: AccessTokenReply; refreshToken: string | undefined }> {
+  if (options.offline) {
+    const { session, pair } = await openSession(db, issuer, userId, client, start, app, options);
+    const { refresh_token: refreshToken, ...access } = pair;
+    return { session, access, refreshToken };
+  }
+  const session = await insertNewSession(db, issuer, userId, client, start, app, { lifetimeSeconds: issuer.accessTokenTtlSeconds, ...options });
+  const { refresh_token: _none, ...access } = tokenPair(issuer, userId, session, '');
+  return { session, access, refreshToken: undefined };
+}
+
+async function insertNewSession(
+  db: Kysely<Database>,
+  issuer: TokenIssuer,
+  userId: string,
+  client: ClientDetails,
+  start: SessionStart,
+  app: AppGrant | undefined,
+  options: SessionOptions,
+): Promise<SessionRow> {
   const now = new Date();
   const authTime = options.authTime ?? now;
   const expiresAt = new Date(now.getTime() + (options.lifetimeSeconds ?? issuer.refreshTokenTtlSeconds) * 1000);
-  const session = await insertSession(db, {
+  return insertSession(db, {
     id: randomUUID(),
     user_id: userId,
     created_at: now,
@@ -119,7 +166,4 @@ export async function openSession(
     signin_session_id: options.signinSessionId ?? null,
     browser_secret_hash: options.browserSecretHash ?? null,
   });
-  const refreshToken = newRefreshTokenValue();
-  await insertRefreshToken(db, { userId, familyId: session.id, tokenHash: hashRefreshToken(refreshToken), expiresAt });
-  return { session, pair: tokenPair(issuer, userId, session, refreshToken) };
 }
