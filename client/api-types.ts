@@ -1748,8 +1748,16 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * OAuth 2.0 client credentials grant: an access token for a service client
-         * @description RFC 6749 §4.4. Send `grant_type=client_credentials` (and optionally `scope`) as application/x-www-form-urlencoded; authenticate the client with HTTP Basic (client_id:client_secret) or with the `client_id` and `client_secret` fields. Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (with `WWW-Authenticate: Basic` when Basic was used; a public app, which has no secret, always gets it), 400 `unauthorized_client` (a confidential app: apps never use this grant), `unsupported_grant_type`, `invalid_scope`, `invalid_request` (a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.
+         * OAuth 2.0 token endpoint: client credentials for a service client; the code and refresh grants for an app
+         * @description Send the parameters as application/x-www-form-urlencoded, each at most once; `Cache-Control: no-store` on every reply.
+         *
+         *     - `grant_type=client_credentials` (RFC 6749 §4.4; a service client only), optional `scope`: an access token, no refresh token.
+         *     - `grant_type=authorization_code` (OAuth 2.1 §4.1.3; an app): `code`, `redirect_uri` (the authorization request's, character for character) and `code_verifier` (PKCE S256). The exchange starts a session of section 3 for the user and the app, with the sign-in's `auth_time` and `amr`; the reply carries `scope` (the scopes granted that the app still holds), a `refresh_token` only with `offline_access`, an `id_token` only with `openid`. A code is single use: presented again it is `invalid_grant` and the session its first exchange started ends, refresh token included (RFC 9700); of two exchanges at once exactly one succeeds. A failed exchange (another client's code, another redirect_uri, a wrong verifier) does not spend the code.
+         *     - `grant_type=refresh_token` (an app): `refresh_token`, optional `scope`, some of the scopes the session was granted, which narrows the new access token only (the session keeps its scopes; the next refresh may ask them all). The token rotates as section 10 says (a spent one within REFRESH_REUSE_INTERVAL gets the same successor; later it ends the session). A new `id_token` comes along when `openid` was granted (the sign-in's auth_time, no nonce).
+         *
+         *     Client authentication: a service client or a confidential app with HTTP Basic (client_id:client_secret, form-encoded) or the `client_id` and `client_secret` fields; a public app sends `client_id` alone (an empty `client_secret` counts as none). The code and refresh grants exist only while the authorization server is on (JWT_ISSUER https, or http on a loopback host); otherwise they are `unsupported_grant_type`.
+         *
+         *     Errors are RFC 6749 §5.2 JSON (`error`, `error_description`), not problem details: 401 `invalid_client` (unknown, disabled or deleted client, wrong, expired or deleted secret, a confidential app without its secret, a public app with the client credentials grant; `WWW-Authenticate: Basic` when Basic was used); 400 `unauthorized_client` (an app with the client credentials grant, a service client with the code or refresh grant), `invalid_grant` (a code unknown, expired, spent, another client's, for another redirect_uri, whose verifier is missing or wrong, whose sign-in ended or whose user is no longer active; a refresh token unknown, expired, revoked, of an ended session, of another app or of a direct sign-in), `unsupported_grant_type`, `invalid_scope` (a scope the client does not hold, or a refresh asking one its session was not granted), `invalid_request` (a parameter missing or repeated, both ways of authentication, a body that is not a form). Rate-limited per address like logins (LOGIN_RATE_LIMIT): 429 `rate_limited` with Retry-After.
          *
          *     No token needed.
          */
@@ -1769,9 +1777,33 @@ export interface paths {
         };
         /**
          * OAuth 2.0 authorization server metadata (RFC 8414)
-         * @description No token needed.
+         * @description The same document as /.well-known/openid-configuration while the authorization server of customer sign-in is on; while it is off (JWT_ISSUER neither https nor http on a loopback host), section 11's document of the client credentials grant alone.
+         *
+         *     No token needed.
          */
         get: operations["oauthMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Connect Discovery 1.0 metadata
+         * @description The endpoints, grants, scopes, claims and algorithms of the authorization server of customer sign-in. 404 while it is off (JWT_ISSUER neither https nor http on a loopback host).
+         *
+         *     No token needed.
+         */
+        get: operations["openidConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2691,10 +2723,10 @@ export interface webhooks {
                         subject_id: string;
                         data: {
                             /**
-                             * @description A logout, the user signing out sessions, an admin signing them out, or a spent refresh token presented again.
+                             * @description A logout, the user signing out sessions, an admin signing them out, a spent refresh token presented again, or a spent authorization code presented again (the session its exchange started ends).
                              * @enum {string}
                              */
-                            cause: "logout" | "sign_out" | "admin_sign_out" | "refresh_reuse";
+                            cause: "logout" | "sign_out" | "admin_sign_out" | "refresh_reuse" | "code_reuse";
                             session_ids: string[];
                         };
                     };
@@ -17539,57 +17571,63 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "grant_type": "client_credentials",
-                 *       "scope": "reservations:write"
-                 *     }
-                 */
                 "application/x-www-form-urlencoded": {
                     /**
-                     * @description `client_credentials`.
-                     * @example client_credentials
+                     * @description `client_credentials` (a service client), `authorization_code` or `refresh_token` (an app).
+                     * @example authorization_code
                      */
                     grant_type?: string;
                     /**
-                     * @description Space-separated scopes; left out: all the client's scopes.
+                     * @description Space-separated scopes. Client credentials: left out, all the client's scopes. Refresh: some of the scopes the session was granted, to narrow the new access token (left out: all of them). Not used by the code grant (the code carries its scopes).
                      * @example reservations:write variants:read
                      */
                     scope?: string;
-                    /** @description The client's id (client_secret_post); or use HTTP Basic. */
+                    /** @description authorization_code: the code of the authorization response (single use, 60 seconds). */
+                    code?: string;
+                    /** @description authorization_code: the redirect_uri of the authorization request, character for character. */
+                    redirect_uri?: string;
+                    /** @description authorization_code: the PKCE verifier (RFC 7636: 43 to 128 characters of A-Z a-z 0-9 - . _ ~) whose S256 is the code_challenge. */
+                    code_verifier?: string;
+                    /** @description refresh_token: the refresh token the app holds for the session. */
+                    refresh_token?: string;
+                    /** @description The client's id: with client_secret (client_secret_post), or alone for a public app (none); or use HTTP Basic. */
                     client_id?: string;
-                    /** @description One of its secrets (client_secret_post); or use HTTP Basic. */
+                    /** @description One of its secrets (client_secret_post); or use HTTP Basic. A public app sends none. */
                     client_secret?: string;
                 };
             };
         };
         responses: {
-            /** @description The token; `Cache-Control: no-store`. */
+            /** @description The tokens; `Cache-Control: no-store`. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description A JWT (typ at+jwt) with `sub` and `client_id` (the client), `scope`, and `client_generation` (the client's token generation, which disabling the client moves on: its earlier tokens stay refused once it is enabled again); verify it with the JWKS. */
+                        /** @description A JWT (typ at+jwt); verify it with the JWKS. A service client's carries `sub` and `client_id` (the client), `scope` and `client_generation` (the client's token generation, which disabling the client moves on: its earlier tokens stay refused once it is enabled again). An app's acts for the user: `sub` (the user), `sid` (the app's session), `client_id` (the app), `scope`, `amr` and `auth_time` (the sign-in's). */
                         access_token: string;
                         /** @enum {string} */
                         token_type: "Bearer";
-                        /** @description ACCESS_TOKEN_TTL seconds. There is no refresh token: ask again. */
+                        /** @description ACCESS_TOKEN_TTL seconds. */
                         expires_in: number;
-                        /** @description The scopes granted, space-separated. */
+                        /** @description The scopes the access token carries, space-separated. */
                         scope: string;
+                        /** @description An app granted `offline_access` only: rotates at each refresh (the grant answers the next one). A service client gets none: it asks again. */
+                        refresh_token?: string;
+                        /** @description An app granted `openid` only: a JWT (typ JWT) signed as its id_token_signed_response_alg says (RS256 or EdDSA), verifiable with the JWKS: iss, sub, aud (the app), exp (ACCESS_TOKEN_TTL), iat, auth_time, nonce (the code grant, when the request sent one), sid, amr, at_hash (SHA-256 for RS256, SHA-512 for EdDSA), and the claims of the granted scopes (email, email_verified; name, updated_at; phone_number). */
+                        id_token?: string;
                     };
                 };
             };
-            /** @description invalid_request, unauthorized_client, unsupported_grant_type or invalid_scope. */
+            /** @description invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -17604,7 +17642,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -17619,7 +17657,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -17663,15 +17701,364 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description JWT_ISSUER: the `iss` of every access token. */
+                        /**
+                         * @description JWT_ISSUER: the `iss` of every access token, ID token and authorization response.
+                         * @example https://id.shop.example
+                         */
                         issuer: string;
+                        /**
+                         * Format: uri
+                         * @example https://id.shop.example/api/oauth/token
+                         */
                         token_endpoint: string;
+                        /**
+                         * Format: uri
+                         * @example https://id.shop.example/.well-known/jwks.json
+                         */
                         jwks_uri: string;
+                        /**
+                         * @example [
+                         *       "authorization_code",
+                         *       "refresh_token",
+                         *       "client_credentials"
+                         *     ]
+                         */
                         grant_types_supported: string[];
+                        /**
+                         * @description `none` is a public app sending its client_id alone.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post",
+                         *       "none"
+                         *     ]
+                         */
                         token_endpoint_auth_methods_supported: string[];
                         scopes_supported: string[];
+                        /** @description `["code"]`, or `[]` while the authorization server is off. */
                         response_types_supported: string[];
+                        /**
+                         * Format: uri
+                         * @description The hosted sign-in (/oauth/authorize). Present while the authorization server of section 18 is on.
+                         */
+                        authorization_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description OpenID Connect UserInfo (/oauth/userinfo). Present while the authorization server of section 18 is on.
+                         */
+                        userinfo_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RP-initiated logout (/oauth/logout). Present while the authorization server of section 18 is on.
+                         */
+                        end_session_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RFC 7009 (/oauth/revoke). Present while the authorization server of section 18 is on.
+                         */
+                        revocation_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RFC 7662 (/oauth/introspect). Present while the authorization server of section 18 is on.
+                         */
+                        introspection_endpoint?: string;
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "query"
+                         *     ]
+                         */
+                        response_modes_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post",
+                         *       "none"
+                         *     ]
+                         */
+                        revocation_endpoint_auth_methods_supported?: string[];
+                        /**
+                         * @description A public app may not introspect. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post"
+                         *     ]
+                         */
+                        introspection_endpoint_auth_methods_supported?: string[];
+                        /**
+                         * @description PKCE is required of every app. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "S256"
+                         *     ]
+                         */
+                        code_challenge_methods_supported?: string[];
+                        /**
+                         * @description As the app's id_token_signed_response_alg says. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "RS256",
+                         *       "EdDSA"
+                         *     ]
+                         */
+                        id_token_signing_alg_values_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "public"
+                         *     ]
+                         */
+                        subject_types_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "sub",
+                         *       "email",
+                         *       "name"
+                         *     ]
+                         */
+                        claims_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "normal"
+                         *     ]
+                         */
+                        claim_types_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "none",
+                         *       "login",
+                         *       "consent",
+                         *       "create"
+                         *     ]
+                         */
+                        prompt_values_supported?: string[];
+                        /**
+                         * @description The hosted pages' languages. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "en",
+                         *       "de"
+                         *     ]
+                         */
+                        ui_locales_supported?: string[];
+                        /** @description RFC 9207: authorization responses carry `iss`. Present while the authorization server of section 18 is on. */
+                        authorization_response_iss_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        claims_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        request_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        request_uri_parameter_supported?: boolean;
                     };
+                };
+            };
+        };
+    };
+    openidConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description JWT_ISSUER: the `iss` of every access token, ID token and authorization response.
+                         * @example https://id.shop.example
+                         */
+                        issuer: string;
+                        /**
+                         * Format: uri
+                         * @example https://id.shop.example/api/oauth/token
+                         */
+                        token_endpoint: string;
+                        /**
+                         * Format: uri
+                         * @example https://id.shop.example/.well-known/jwks.json
+                         */
+                        jwks_uri: string;
+                        /**
+                         * @example [
+                         *       "authorization_code",
+                         *       "refresh_token",
+                         *       "client_credentials"
+                         *     ]
+                         */
+                        grant_types_supported: string[];
+                        /**
+                         * @description `none` is a public app sending its client_id alone.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post",
+                         *       "none"
+                         *     ]
+                         */
+                        token_endpoint_auth_methods_supported: string[];
+                        scopes_supported: string[];
+                        /** @description `["code"]`, or `[]` while the authorization server is off. */
+                        response_types_supported: string[];
+                        /**
+                         * Format: uri
+                         * @description The hosted sign-in (/oauth/authorize). Present while the authorization server of section 18 is on.
+                         */
+                        authorization_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description OpenID Connect UserInfo (/oauth/userinfo). Present while the authorization server of section 18 is on.
+                         */
+                        userinfo_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RP-initiated logout (/oauth/logout). Present while the authorization server of section 18 is on.
+                         */
+                        end_session_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RFC 7009 (/oauth/revoke). Present while the authorization server of section 18 is on.
+                         */
+                        revocation_endpoint?: string;
+                        /**
+                         * Format: uri
+                         * @description RFC 7662 (/oauth/introspect). Present while the authorization server of section 18 is on.
+                         */
+                        introspection_endpoint?: string;
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "query"
+                         *     ]
+                         */
+                        response_modes_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post",
+                         *       "none"
+                         *     ]
+                         */
+                        revocation_endpoint_auth_methods_supported?: string[];
+                        /**
+                         * @description A public app may not introspect. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "client_secret_basic",
+                         *       "client_secret_post"
+                         *     ]
+                         */
+                        introspection_endpoint_auth_methods_supported?: string[];
+                        /**
+                         * @description PKCE is required of every app. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "S256"
+                         *     ]
+                         */
+                        code_challenge_methods_supported?: string[];
+                        /**
+                         * @description As the app's id_token_signed_response_alg says. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "RS256",
+                         *       "EdDSA"
+                         *     ]
+                         */
+                        id_token_signing_alg_values_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "public"
+                         *     ]
+                         */
+                        subject_types_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "sub",
+                         *       "email",
+                         *       "name"
+                         *     ]
+                         */
+                        claims_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "normal"
+                         *     ]
+                         */
+                        claim_types_supported?: string[];
+                        /**
+                         * @description Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "none",
+                         *       "login",
+                         *       "consent",
+                         *       "create"
+                         *     ]
+                         */
+                        prompt_values_supported?: string[];
+                        /**
+                         * @description The hosted pages' languages. Present while the authorization server of section 18 is on.
+                         * @example [
+                         *       "en",
+                         *       "de"
+                         *     ]
+                         */
+                        ui_locales_supported?: string[];
+                        /** @description RFC 9207: authorization responses carry `iss`. Present while the authorization server of section 18 is on. */
+                        authorization_response_iss_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        claims_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        request_parameter_supported?: boolean;
+                        /** @description Present while the authorization server of section 18 is on. */
+                        request_uri_parameter_supported?: boolean;
+                    };
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -18143,7 +18530,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18158,7 +18545,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18173,7 +18560,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18276,7 +18663,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18291,7 +18678,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18304,7 +18691,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18319,7 +18706,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client; rate_limited (429). */
+                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
                         error: string;
                         error_description: string;
                     };
@@ -18562,7 +18949,7 @@ export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonAct
 export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
-export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonDataCauseValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["data"]["cause"]> = ["logout", "sign_out", "admin_sign_out", "refresh_reuse"];
+export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonDataCauseValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["data"]["cause"]> = ["logout", "sign_out", "admin_sign_out", "refresh_reuse", "code_reuse"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonDataTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["data"]["type"]> = ["totp", "webauthn"];

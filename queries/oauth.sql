@@ -6,6 +6,12 @@ insert into "authorization_codes" ("id", "code_hash", "client_id", "user_id", "r
 -- src/oauth/authorization-code-repository.ts: deleteLapsedAuthorizationCodes()
 delete from "authorization_codes" where "expires_at" < now() - interval '1 day';
 
+-- src/oauth/authorization-code-repository.ts: lockAuthorizationCode('sha256-hex-of-the-code')
+select * from "authorization_codes" where "code_hash" = $1 for update;
+
+-- src/oauth/authorization-code-repository.ts: markAuthorizationCodeUsed('00000000-0000-4000-8000-000000000099', '00000000-0000-4000-8000-000000000002')
+update "authorization_codes" set "used_at" = $1, "session_id" = $2 where "id" = $3;
+
 -- src/oauth/consent-repository.ts: findConsent('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000005')
 select * from "app_consents" where "user_id" = $1 and "client_id" = $2;
 
