@@ -7,6 +7,8 @@ import { createTokenIssuer } from '../../src/sessions/token-issuer.js';
 import { PASSWORD_ONLY, startSession, type TokenPair } from '../../src/sessions/token-pairs.js';
 import type { Session } from '../helpers/test-app.js';
 
+export { basic, bearer } from '../helpers/code-grant.js';
+
 export const ALL_APP_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access', 'account', 'variants:read'];
 
 export interface RegisteredApp {
@@ -29,10 +31,6 @@ export function appSession(db: Kysely<Database>, config: Config, user: { id: str
 }
 
 export const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string; sub: string; exp: number; iat: number; client_id?: string; scope?: string };
-
-export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-export const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}` });
 
 /** A form post, as OAuth clients send it. */
 export function postForm(app: FastifyInstance, url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
