@@ -36,4 +36,30 @@ describe('code exchanges racing (PostgreSQL)', { skip: !onPostgres && 'needs Pos
       assert.ok(sessions[0]!.ended_at, `round ${round}: the replays ended it`);
     }
   });
+
+  it('leaves no live session when a password change on another instance races the exchange (10 rounds)', async () => {
+    const second = await buildTestApp({ databaseUrl: testApp.databaseUrl });
+    try {
+      const app = await registerApp(testApp.app, admin, { type: 'public' });
+      for (let round = 0; round < 10; round++) {
+        const user = await createUser(testApp.app);
+        const issued = await issueCode(testApp.db, testApp.config, { app, userId: user.id, scopes: ['openid', 'offline_access', 'account'] });
+        const [exchanged, changed] = await Promise.all([
+          exchange(app, issued.code, issued.verifier),
+          second.app.inject({ method: 'PUT', url: '/api/users/change-password', headers: user.auth, payload: { current_password: user.password, new_password: `another-password-${round}` } }),
+        ]);
+        assert.equal(changed.statusCode, 200, changed.body);
+        assert.ok(exchanged.statusCode === 200 || (exchanged.statusCode === 400 && exchanged.json().error === 'invalid_grant'), `round ${round}: ${exchanged.statusCode} ${exchanged.body}`);
+        // Whichever came first, the change ends the sign-in and every session an app started from it (API.md section 10).
+        const live = await testApp.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).where('ended_at', 'is', null).where('client_id', 'is not', null).execute();
+        assert.deepEqual(live, [], `round ${round}: an app session outlived the password change (exchange ${exchanged.statusCode})`);
+        if (exchanged.statusCode === 200) {
+          const profile = await second.app.inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${exchanged.json().access_token}` } });
+          assert.equal(profile.statusCode, 401, `round ${round}: its token is refused on the very next request`);
+        }
+      }
+    } finally {
+      await second.close();
+    }
+  });
 });
