@@ -1917,7 +1917,7 @@ export interface paths {
         put?: never;
         /**
          * Whether an app's access or refresh token is active, and what it is (RFC 7662)
-         * @description Send `token` (and optionally `token_type_hint`) as application/x-www-form-urlencoded, authenticated with a secret (HTTP Basic, or `client_id` and `client_secret`): confidential apps and service clients only; a public app is 401 `invalid_client`. A token is active while a request with it would be admitted now (its session open, its user active, its app enabled); then the reply holds `token_type` (`access_token` or `refresh_token`), `sub`, `client_id`, `scope` (the scopes it may use now), `exp`, `iat`, `sid` and `iss`. Otherwise, and for every token the caller may not see, it is `{"active": false}` and nothing more. Who sees what: a confidential app sees its own tokens only (another app's access or refresh token is inactive to it); a service client (a resource server an app sends its user's token to) needs the scope `users:read`, since the answer names a user (without it: 403 `insufficient_scope`), and sees every app's access tokens but no refresh token (only their app ever holds one). Tokens of a direct sign-in (section 3) and of API clients are not introspected here: inactive. Errors are RFC 6749 §5.2 JSON: 401 `invalid_client`, 400 `invalid_request` (`token` missing, a parameter repeated, a body that is not a form), 403 `insufficient_scope`. `Cache-Control: no-store`. Rate-limited per address like the token endpoint.
+         * @description Send `token` (and optionally `token_type_hint`) as application/x-www-form-urlencoded, authenticated with a secret (HTTP Basic, or `client_id` and `client_secret`): confidential apps and service clients only; a public app is 401 `invalid_client`. A token is active while a request with it would be admitted now (its session open, its user active, its app enabled); then the reply holds `token_type` (`access_token` or `refresh_token`), `sub`, `client_id`, `scope` (the scopes it may use now), `exp`, `iat`, `sid` and `iss`. Otherwise, and for every token the caller may not see, it is `{"active": false}` and nothing more. Who sees what: a confidential app sees its own tokens only (another app's access or refresh token is inactive to it); a service client (a resource server an app sends its user's token to), whatever its scopes, sees every app's access tokens (whose JWT it can read anyway: what it learns is whether they still count) but no refresh token (only their app ever holds one). Tokens of a direct sign-in (section 3) and of API clients are not introspected here: inactive. Errors are RFC 6749 §5.2 JSON: 401 `invalid_client`, 400 `invalid_request` (`token` missing, a parameter repeated, a body that is not a form). `Cache-Control: no-store`. Rate-limited per address like the token endpoint.
          *
          *     No token needed.
          */
@@ -18674,19 +18674,6 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="shop-accounts"` when HTTP Basic was used. */
                     "www-authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description RFC 6749 §5.2: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope; insufficient_scope; rate_limited (429). */
-                        error: string;
-                        error_description: string;
-                    };
-                };
-            };
-            /** @description insufficient_scope: a service client without `users:read`. */
-            403: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {

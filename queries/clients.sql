@@ -73,12 +73,12 @@ update api_client_secrets set last_used_at = now()
   where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute');
 
 -- src/clients/client-repository.ts: findUsableSecret('secret-hash')
-select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_hash", "api_clients"."id" as "client_id", "api_clients"."type", "api_clients"."status", "api_clients"."scopes", "api_clients"."token_generation", "api_clients"."id_token_signed_response_alg"
+select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_hash", "api_clients"."id" as "client_id", "api_clients"."type", "api_clients"."status", "api_clients"."scopes", "api_clients"."token_generation", "api_clients"."id_token_signed_response_alg", "api_clients"."first_party"
   from "api_client_secrets"
   inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
   where "api_client_secrets"."secret_hash" = $1 and "api_client_secrets"."deleted_at" is null and ("api_client_secrets"."expires_at" is null or "api_client_secrets"."expires_at" > now()) and "api_clients"."deleted_at" is null;
 
 -- src/clients/client-repository.ts: findUndeletedClient('00000000-0000-4000-8000-000000000005')
-select "id" as "client_id", "type", "status", "scopes", "id_token_signed_response_alg"
+select "id" as "client_id", "type", "status", "scopes", "id_token_signed_response_alg", "first_party"
   from "api_clients"
   where "id" = $1 and "deleted_at" is null;

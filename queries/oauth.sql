@@ -15,6 +15,9 @@ update "authorization_codes" set "used_at" = $1, "session_id" = $2 where "id" = 
 -- src/oauth/consent-repository.ts: findConsent('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000005')
 select * from "app_consents" where "user_id" = $1 and "client_id" = $2;
 
+-- src/oauth/consent-repository.ts: findConsentForShare('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000005')
+select * from "app_consents" where "user_id" = $1 and "client_id" = $2 for share;
+
 -- src/oauth/consent-repository.ts: upsertConsent({ user_id: '00000000-0000-4000-8000-000000000001', client_id: '00000000-0000-4000-8000-000000000005', scopes: ['openid', 'email'], granted_at: '2026-01-01T00:00:00.000Z' })
 insert into "app_consents" ("user_id", "client_id", "scopes", "granted_at") values ($1, $2, $3, $4)
   on conflict ("user_id", "client_id") do update set "scopes" = $5, "granted_at" = $6

@@ -32,6 +32,7 @@ export const oauth: RepositoryFile[] = [
     area: 'oauth',
     entries: {
       findConsent: call(consentRepository.findConsent, SAMPLE.userId, SAMPLE.clientId),
+      findConsentForShare: call(consentRepository.findConsentForShare, SAMPLE.userId, SAMPLE.clientId),
       upsertConsent: call(consentRepository.upsertConsent, { user_id: SAMPLE.userId, client_id: SAMPLE.clientId, scopes: ['openid', 'email'], granted_at: SAMPLE.date }),
       consentsOfUser: call(consentRepository.consentsOfUser, SAMPLE.userId),
       deleteConsent: call(consentRepository.deleteConsent, SAMPLE.userId, SAMPLE.clientId),

@@ -12,6 +12,8 @@ export interface AuthenticatedClient {
   scopes: string[];
   /** What its ID tokens are signed with (an app's; RS256 when unset). */
   idTokenAlgorithm: IdTokenAlgorithm;
+  /** A first-party app signs users in without asking their consent. */
+  firstParty: boolean;
 }
 
 /** An app authenticated at the token endpoint, as the code and refresh grants need it. */
@@ -35,11 +37,11 @@ export async function authenticateClient(db: Kysely<Database>, credentials: Clie
     }
     if (!publicApps) throw invalidClient(false, 'A public app may not call this endpoint: only confidential apps and service clients, with a secret.');
     await noteClientUsed(db, client.client_id, null);
-    return { id: client.client_id, type: client.type, scopes: client.scopes, idTokenAlgorithm: client.id_token_signed_response_alg ?? 'RS256' };
+    return { id: client.client_id, type: client.type, scopes: client.scopes, idTokenAlgorithm: client.id_token_signed_response_alg ?? 'RS256', firstParty: client.first_party };
   }
   const secret = await clientOfSecret(db, credentials);
   await noteClientUsed(db, secret.client_id, secret.secret_id);
-  return { id: secret.client_id, type: secret.type, scopes: secret.scopes, idTokenAlgorithm: secret.id_token_signed_response_alg ?? 'RS256' };
+  return { id: secret.client_id, type: secret.type, scopes: secret.scopes, idTokenAlgorithm: secret.id_token_signed_response_alg ?? 'RS256', firstParty: secret.first_party };
 }
 
 /**

@@ -7,6 +7,7 @@ import { endSessions, findSessionForUpdate } from '../sessions/session-service.j
 import { openAppSession, type ClientDetails, type SessionStart } from '../sessions/token-pairs.js';
 import { findUserById, lockUserForLogin } from '../users/user-service.js';
 import { hashAuthorizationCode } from './authorization-codes.js';
+import { consentStillCovers } from './consent-service.js';
 import { lockAuthorizationCode, markAuthorizationCodeUsed } from './authorization-code-repository.js';
 import { signIdToken } from './id-tokens.js';
 import { verifierMatches } from './pkce.js';
@@ -33,7 +34,8 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
  * The exchange starts the app's session with the sign-in's `auth_time` and `amr`, naming that
  * sign-in (`signin_session_id`), with the granted scopes the app still holds; a refresh token only
  * with `offline_access`, an ID token only with `openid`. The user's row is share-locked, as a
- * login's is, so a password change, suspension or deletion committing meanwhile ends this session too.
+ * login's is, so a password change, suspension or deletion committing meanwhile ends this session
+ * too; so is a third-party app's consent, which a withdrawal deletes.
  */
 export async function exchangeAuthorizationCode(
   trx: Transaction<Database>,
@@ -63,6 +65,8 @@ export async function exchangeAuthorizationCode(
 
   // A scope the app no longer holds (an admin took it away within the code's minute) is not granted.
   const scopes = code.scopes.filter((scope) => app.scopes.includes(scope));
+  // A third-party app signs in on the strength of the user's consent, which may have been withdrawn since the code.
+  if (!app.firstParty && !(await consentStillCovers(trx, code.user_id, app.id, scopes))) throw invalidGrant('The user has withdrawn the consent the code was issued under.');
   const { session, access, refreshToken } = await openAppSession(
     trx,
     signers.tokenIssuer,

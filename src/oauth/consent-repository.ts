@@ -1,8 +1,13 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AppConsentRow, Database } from '../db/tables.js';
 
 export function findConsent(db: Kysely<Database>, userId: string, clientId: string): Promise<AppConsentRow | undefined> {
   return db.selectFrom('app_consents').selectAll().where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+}
+
+/** The consent share-locked: a withdrawal waits for the transaction that relies on it, and then ends what it started. */
+export function findConsentForShare(trx: Transaction<Database>, userId: string, clientId: string): Promise<AppConsentRow | undefined> {
+  return trx.selectFrom('app_consents').selectAll().where('user_id', '=', userId).where('client_id', '=', clientId).forShare().executeTakeFirst();
 }
 
 /** Records a grant, replacing an earlier one for the same app: the scopes as granted now, and when. */

@@ -2,11 +2,21 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { endSessions } from '../sessions/session-service.js';
-import { deleteConsent, findConsent, upsertConsent } from './consent-repository.js';
+import { deleteConsent, findConsent, findConsentForShare, upsertConsent } from './consent-repository.js';
 
 /** Whether the user's consent to the app covers every scope asked for (API.md section 18, "Consent"). */
 export async function consentCovers(db: Kysely<Database>, userId: string, clientId: string, scopes: readonly string[]): Promise<boolean> {
   const consent = await findConsent(db, userId, clientId);
+  return consent !== undefined && scopes.every((scope) => consent.scopes.includes(scope));
+}
+
+/**
+ * The same, in a transaction that starts a session on the strength of the consent (a code
+ * exchange): the row is share-locked, so a withdrawal committing meanwhile waits, then ends the
+ * session this transaction started; one that committed before leaves nothing to rely on.
+ */
+export async function consentStillCovers(trx: Transaction<Database>, userId: string, clientId: string, scopes: readonly string[]): Promise<boolean> {
+  const consent = await findConsentForShare(trx, userId, clientId);
   return consent !== undefined && scopes.every((scope) => consent.scopes.includes(scope));
 }
 

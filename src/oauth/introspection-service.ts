@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { OAuthError } from '../clients/token-service.js';
 import { callerAlone } from '../sessions/caller-query.js';
 import { findRefreshToken, findSession } from '../sessions/session-service.js';
 import { hashRefreshToken } from '../sessions/token-pairs.js';
@@ -15,8 +14,6 @@ export type Introspection =
 
 const INACTIVE: Introspection = { active: false };
 
-/** The scope a service client must hold to introspect apps' access tokens: the answer names a user, as `users:read` lets it read. */
-export const INTROSPECTION_SCOPE = 'users:read';
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
@@ -58,16 +55,13 @@ async function introspectRefreshToken(db: Kysely<Database>, client: Authenticate
 /**
  * RFC 7662 for the authorization server (API.md section 18). Who sees what:
  * - a confidential app: its own tokens only (access and refresh); another app's are inactive to it;
- * - a service client (a resource server an app sends a user's token to) holding `users:read`:
- *   access tokens of every app; refresh tokens never (only their app ever holds them). Without
- *   that scope it is refused (403 `insufficient_scope`), since the answer names a user.
+ * - a service client (a resource server an app sends a user's token to), whatever its scopes:
+ *   access tokens of every app, which tell it nothing their JWT does not already say but whether
+ *   they still count; refresh tokens never (only their app ever holds them).
  * Tokens of direct sign-ins and of API clients are not introspected here: inactive. A token is
  * active while a request with it would be admitted now: its session open, its user active, its app enabled.
  */
 export async function introspectToken(db: Kysely<Database>, issuer: TokenIssuer, client: AuthenticatedClient, token: string, hint: TokenTypeHint | undefined, iss: string): Promise<Introspection> {
-  if (client.type === 'service' && !client.scopes.includes(INTROSPECTION_SCOPE)) {
-    throw new OAuthError('insufficient_scope', `A service client needs the scope ${INTROSPECTION_SCOPE} to introspect tokens: the answer names a user.`, 403);
-  }
   const asAccess = () => introspectAccessToken(db, issuer, client, token, iss);
   const asRefresh = () => introspectRefreshToken(db, client, token, iss);
   const [first, second] = hint === 'refresh_token' ? [asRefresh, asAccess] : [asAccess, asRefresh];

@@ -40,8 +40,11 @@ export async function refreshAppTokens(
     return { replayed: { what: 'refresh_token', userId: outcome.userId, endedSessionIds: outcome.endedSessionIds } };
   }
   const { pair, session } = outcome;
-  const granted = session.scopes ?? [];
-  const reply: TokenReply = { ...pair, scope: (named.length > 0 ? named : granted).join(' ') };
+  // A scope an admin has taken from the app since counts no more (section 11), here as at admission:
+  // not in the reply, not in the ID token's claims; without offline_access the app may refresh no more.
+  const granted = (session.scopes ?? []).filter((scope) => app.scopes.includes(scope));
+  if (!granted.includes('offline_access')) throw new OAuthError('invalid_grant', 'The app no longer holds offline_access: sign the user in again.', 400);
+  const reply: TokenReply = { ...pair, scope: (named.length > 0 ? named : granted).filter((scope) => granted.includes(scope)).join(' ') };
   if (granted.includes('openid')) {
     const user = await findUserById(trx, session.user_id);
     if (!user) throw invalidGrant();

@@ -95,18 +95,17 @@ export const tokenManagementRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: Tok
           'holds `token_type` (`access_token` or `refresh_token`), `sub`, `client_id`, `scope` (the scopes it may use now), `exp`, `iat`, `sid` ' +
           'and `iss`. Otherwise, and for every token the caller may not see, it is `{"active": false}` and nothing more. Who sees what: a ' +
           "confidential app sees its own tokens only (another app's access or refresh token is inactive to it); a service client (a " +
-          "resource server an app sends its user's token to) needs the scope `users:read`, since the answer names a user (without it: " +
-          "403 `insufficient_scope`), and sees every app's access tokens but no refresh token (only their app ever holds one). Tokens of " +
+          "resource server an app sends its user's token to), whatever its scopes, sees every app's access tokens (whose JWT it can read " +
+          "anyway: what it learns is whether they still count) but no refresh token (only their app ever holds one). Tokens of " +
           'a direct sign-in (section 3) and of API clients are not introspected here: inactive. Errors are RFC 6749 §5.2 JSON: 401 ' +
-          '`invalid_client`, 400 `invalid_request` (`token` missing, a parameter repeated, a body that is not a form), 403 ' +
-          '`insufficient_scope`. `Cache-Control: no-store`. Rate-limited per address like the token endpoint.',
+          '`invalid_client`, 400 `invalid_request` (`token` missing, a parameter repeated, a body that is not a form). ' +
+          '`Cache-Control: no-store`. Rate-limited per address like the token endpoint.',
         consumes: [FORM],
         body: IntrospectionRequestBody,
         response: {
           200: { description: 'What the token is; `Cache-Control: no-store`.', content: { 'application/json': { schema: IntrospectionSchema } } },
           400: oauthError('invalid_request.'),
           401: oauthError('invalid_client.', BASIC_HEADER),
-          403: oauthError('insufficient_scope: a service client without `users:read`.'),
           ...problemResponses(),
           429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
         },

@@ -8,6 +8,7 @@ import { issueAuthorizationCode } from '../../src/oauth/authorization-codes.js';
 import { createTokenIssuer } from '../../src/sessions/token-issuer.js';
 import { openSession, PASSWORD_ONLY } from '../../src/sessions/token-pairs.js';
 import type { Session } from './test-app.js';
+import { findConsent, upsertConsent } from '../../src/oauth/consent-repository.js';
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 export const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}` });
@@ -63,12 +64,17 @@ export interface IssuedCode {
   authTime: Date;
 }
 
-/** A code as /oauth/authorize issues it once the user signed in and granted `scopes`. */
+/** A code as /oauth/authorize issues it once the user signed in and granted `scopes` (recorded as a consent unless `consent: false`). */
 export async function issueCode(
   db: Kysely<Database>,
   config: Config,
-  options: { app: RegisteredApp; userId: string; scopes: string[]; signinSessionId?: string; nonce?: string | null; amr?: string[]; authTime?: Date },
+  options: { app: RegisteredApp; userId: string; scopes: string[]; signinSessionId?: string; nonce?: string | null; amr?: string[]; authTime?: Date; consent?: boolean },
 ): Promise<IssuedCode> {
+  // The consent page's grant, which a third-party app's code needs behind it (a first-party app's ignores it).
+  if (options.consent !== false) {
+    const earlier = (await findConsent(db, options.userId, options.app.id))?.scopes ?? [];
+    await upsertConsent(db, { user_id: options.userId, client_id: options.app.id, scopes: [...new Set([...earlier, ...options.scopes])], granted_at: new Date() });
+  }
   const verifier = newCodeVerifier();
   const nonce = options.nonce === undefined ? randomBytes(12).toString('base64url') : options.nonce;
   const signinSessionId = options.signinSessionId ?? (await signInSession(db, config, options.userId));

@@ -183,6 +183,21 @@ describe('the authorization code grant', () => {
     assert.equal(empty.statusCode, 200, `an empty client_secret is none, the id in any letter case: ${empty.body}`);
   });
 
+  it("refuses a third-party app's code once the user has withdrawn the consent it was issued under", async () => {
+    const app = await newApp({ type: 'public' });
+    const user = await createUser(fixture.app);
+    const issued = await issueCode(fixture.db, fixture.testApp.config, { app, userId: user.id, scopes: ['openid', 'account'] });
+    const withdrawn = await fixture.app.inject({ method: 'DELETE', url: `/api/users/profile/apps/${app.id}`, headers: user.auth });
+    assert.equal(withdrawn.statusCode, 204, withdrawn.body);
+    oauthError(await exchange(app, issued.code, issued.verifier), 400, 'invalid_grant');
+    assert.equal((await fixture.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).where('client_id', '=', app.id).execute()).length, 0, 'no session started');
+
+    const firstParty = await newApp({ type: 'public' });
+    await fixture.db.updateTable('api_clients').set({ first_party: true }).where('id', '=', firstParty.id).execute();
+    const trusted = await issueCode(fixture.db, fixture.testApp.config, { app: firstParty, userId: user.id, scopes: ['openid'], consent: false });
+    assert.equal((await exchange(firstParty, trusted.code, trusted.verifier)).statusCode, 200, 'a first-party app needs no consent');
+  });
+
   it('answers invalid_request for a missing parameter and unsupported_grant_type for another grant', async () => {
     const app = await newApp({ type: 'public' });
     oauthError(await token({ grant_type: 'authorization_code', redirect_uri: app.redirectUri, code_verifier: 'x'.repeat(43), client_id: app.id }), 400, 'invalid_request');
@@ -239,6 +254,20 @@ describe('the refresh token grant of an app', () => {
     assert.equal(body.scope, 'account');
     assert.equal(typeof body.id_token, 'string', 'openid was granted: the ID token comes along');
     assert.equal(typeof body.refresh_token, 'string');
+  });
+
+  it('drops a scope an admin took from the app since the sign-in, and refreshes no more without offline_access', async () => {
+    const app = await registerApp(fixture.app, fixture.admin, { type: 'confidential' });
+    const { tokens } = await signedIn(app, ['openid', 'email', 'offline_access', 'account']);
+    const patch = (scopes: string[]) =>
+      fixture.app.inject({ method: 'PATCH', url: `/api/clients/${app.id}`, headers: { ...fixture.admin.auth, 'content-type': 'application/merge-patch+json' }, payload: { scopes } });
+    assert.equal((await patch(['openid', 'offline_access', 'account'])).statusCode, 200);
+    const refreshed = await refresh(app, tokens.refresh_token);
+    assert.equal(refreshed.statusCode, 200, refreshed.body);
+    assert.equal(refreshed.json().scope, 'openid offline_access account');
+    assert.equal(jwtParts(refreshed.json().id_token).payload.email, undefined, 'no claim of a scope the app lost');
+    assert.equal((await patch(['openid', 'account'])).statusCode, 200);
+    assert.equal(errorOf(await refresh(app, refreshed.json().refresh_token), 400), 'invalid_grant');
   });
 
   it('ends the session when a spent refresh token comes back after the reuse interval', async () => {
