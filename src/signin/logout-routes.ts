@@ -87,7 +87,8 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; 
         description:
           'OpenID Connect RP-Initiated Logout 1.0. With an `id_token_hint` this service issued (an expired one is accepted, as the ' +
           "specification allows), the session it names ends at once, with the hosted pages' sign-in session it came from, every session " +
-          "that sign-in started for apps, and the browser's own sign-in session (its cookie); then a registered `post_logout_redirect_uri` " +
+          "that sign-in started for apps, and the browser's own sign-in session (its cookie) when it is the hint's user's (another user's is " +
+          'not ended by a link: the confirmation page asks); then a registered `post_logout_redirect_uri` ' +
           'is redirected to (303, with `state`), else the signed-out page is shown. Without a hint the page asks first (a form posting ' +
           '`action=logout` with its CSRF token). A hint this service did not sign, or whose audience is not `client_id`, is a 400 page that ' +
           'changes nothing. An unregistered `post_logout_redirect_uri` is never redirected to: the sessions still end and the signed-out ' +
@@ -108,7 +109,9 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; 
       const { db, transaction } = await request.access.anyone();
       if (!hint) return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url));
       const browserSecretHash = browserSecretHashOf(request);
-      await transaction((trx) => logOut(trx, { hint, browserSecretHash }, contextOf(request, hint.userId)));
+      const outcome = await transaction((trx) => logOut(trx, { hint, browserSecretHash }, contextOf(request, hint.userId)));
+      // The browser's own sign-in is another user's: ended only when that person confirms it here.
+      if (outcome.otherUsersSignIn) return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url));
       if (browserSecretHash !== undefined) cookies.write(reply, SIGN_IN_COOKIE, '', 0);
       const target = await registeredLogoutRedirect(db, appOf(hint, parameters), parameters.post_logout_redirect_uri);
       return target ? redirectTo(reply, target, parameters.state) : sendPage(reply, 200, signedOutPage(locale, brand));

@@ -27,22 +27,35 @@ export function logoutHintOf(claims: Record<string, unknown> | undefined): Logou
 /**
  * RP-initiated logout (API.md section 18, "Logout"): ends the session the hint names, the
  * sign-in session it came from and every session that sign-in started for apps; and the
- * browser's own sign-in session (its cookie) with its apps' sessions. Each is ended the way
- * every sign-out is (`user.sessions_ended`, refresh tokens revoked), so their tokens fail on the
- * very next request. Nothing to end is no fault: logging out twice is logging out.
+ * browser's own sign-in session (its cookie) with its apps' sessions, but only when it is the
+ * hint's user's: a hint is no proof that the browser presenting it wants its own sign-in ended
+ * (an attacker's page could embed a logout link with the attacker's own ID token). Each is ended
+ * the way every sign-out is (`user.sessions_ended`, refresh tokens revoked), so their tokens fail
+ * on the very next request. A sign-in session is locked before its sessions end, so a code
+ * exchange starting an app session from it either finishes first (and its session ends here) or
+ * finds it ended. Nothing to end is no fault: logging out twice is logging out. Answers whether
+ * the browser's sign-in session was left alone because it is another user's.
  */
-export async function logOut(trx: Transaction<Database>, which: { hint?: LogoutHint; browserSecretHash?: string }, context: EventContext): Promise<void> {
+export async function logOut(trx: Transaction<Database>, which: { hint?: LogoutHint; browserSecretHash?: string }, context: EventContext): Promise<{ otherUsersSignIn: boolean }> {
   if (which.hint) {
     const session = await findSessionForUpdate(trx, which.hint.sessionId);
     if (session && session.user_id === which.hint.userId && session.client_id === which.hint.clientId) {
       await signOut(trx, { userId: session.user_id, sessionId: session.id }, 'logout', context);
-      if (session.signin_session_id) await signOut(trx, { userId: session.user_id, signinSessionId: session.signin_session_id }, 'logout', context);
+      if (session.signin_session_id) await endSignIn(trx, session.user_id, session.signin_session_id, context);
     }
   }
   if (which.browserSecretHash) {
     const signIn = await findSignInSessionByBrowserSecret(trx, which.browserSecretHash);
-    if (signIn) await signOut(trx, { userId: signIn.user_id, signinSessionId: signIn.id }, 'logout', context);
+    if (signIn && which.hint && signIn.user_id !== which.hint.userId) return { otherUsersSignIn: true };
+    if (signIn) await endSignIn(trx, signIn.user_id, signIn.id, context);
   }
+  return { otherUsersSignIn: false };
+}
+
+/** Ends a sign-in session and the app sessions it started, the sign-in's row locked first. */
+async function endSignIn(trx: Transaction<Database>, userId: string, signinSessionId: string, context: EventContext): Promise<void> {
+  await findSessionForUpdate(trx, signinSessionId);
+  await signOut(trx, { userId, signinSessionId }, 'logout', context);
 }
 
 /** Where a logout may send the browser: a URI the app registered for it, character for character; else nowhere. */

@@ -82,6 +82,20 @@ describe('RP-initiated logout (/oauth/logout)', () => {
     assert.deepEqual(await endedOf([signedIn.signIn, ...signedIn.sessions]), [true, true, true]);
   });
 
+  it("does not end the browser's sign-in with another user's hint: that needs the confirmation", async () => {
+    const clientId = await createApp();
+    const attacker = await signedInThroughPages(await createUser(fixture.app), clientId);
+    const victim = await signedInThroughPages(await createUser(fixture.app), clientId);
+    const query = new URLSearchParams({ id_token_hint: attacker.idToken, post_logout_redirect_uri: AFTER_LOGOUT });
+    const reply = await fixture.app.inject({ method: 'GET', url: `/oauth/logout?${query}`, headers: { cookie: `shop_sid=${victim.browserSecret}` } });
+    assert.equal(reply.statusCode, 200);
+    assert.equal(reply.headers.location, undefined);
+    assert.match(reply.body, /<button type="submit" name="action" value="logout">/, 'the page asks');
+    assert.doesNotMatch(String(reply.headers['set-cookie'] ?? ''), /shop_sid=;/, "the victim's cookie stays");
+    assert.deepEqual(await endedOf([victim.signIn, ...victim.sessions]), [false, false, false], "the victim's sign-in lives on");
+    assert.deepEqual(await endedOf([attacker.signIn, ...attacker.sessions]), [true, true, true], 'what the hint names ends');
+  });
+
   it('refuses a hint it did not issue, or one for another app than client_id: a 400 page, nothing ends', async () => {
     const clientId = await createApp();
     const user = await createUser(fixture.app);
