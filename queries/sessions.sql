@@ -137,6 +137,9 @@ update "sessions" set "ended_at" = $1
   returning "id";
 update "refresh_tokens" set "revoked_at" = $1 where "family_id" in ($2) and "revoked_at" is null;
 
+-- src/sessions/session-repository.ts: endSessionsOfApp('00000000-0000-4000-8000-000000000005')
+update "sessions" set "ended_at" = $1 where "client_id" = $2 and "ended_at" is null returning "id";
+
 -- src/sessions/session-repository.ts: findSignInSessionByBrowserSecret('sha256-hex-of-the-cookie-secret')
 select "id", "user_id"
   from "sessions"

@@ -70,6 +70,7 @@ export const sessions: RepositoryFile[] = [
       listActiveSessions: call(sessionRepository.listActiveSessions, SAMPLE.userId),
       // Ends the sample session, so its refresh tokens are revoked in a second statement.
       endSessions: call(sessionRepository.endSessions, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
+      endSessionsOfApp: call(sessionRepository.endSessionsOfApp, SAMPLE.clientId),
       findSignInSessionByBrowserSecret: call(sessionRepository.findSignInSessionByBrowserSecret, 'sha256-hex-of-the-cookie-secret'),
       extendSession: call(sessionRepository.extendSession, SAMPLE.sessionId, SAMPLE.date),
       touchSession: call(sessionRepository.touchSession, SAMPLE.sessionId),

@@ -7,6 +7,7 @@ import { AppError, notFound } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashClientSecret, newClientSecret, PREFIX_LENGTH } from '../sessions/client-secrets.js';
+import { endSessionsOfApp } from '../sessions/session-service.js';
 import { deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
 import { APP_FIELDS, type ClientPatch, type CreateClientInput } from './client-schemas.js';
 import { assertCreatable, assertPatchable } from './client-type-rules.js';
@@ -77,8 +78,9 @@ export async function createClient(trx: Transaction<Database>, input: CreateClie
 }
 
 /**
- * A merge patch of a client. Disabling it refuses its secrets and tokens from the next request;
- * the tokens issued before stay refused when it is enabled again. A patch that changes nothing
+ * A merge patch of a client. Disabling it refuses its secrets and tokens from the next request,
+ * and ends every session an app holds for its users; the tokens issued before stay refused when
+ * it is enabled again. A patch that changes nothing
  * writes nothing (the version stays).
  */
 export async function patchClient(trx: Transaction<Database>, id: string, ifMatch: string | undefined, patch: ClientPatch, context: EventContext): Promise<ApiClientRow> {
@@ -109,6 +111,8 @@ export async function patchClient(trx: Transaction<Database>, id: string, ifMatc
   // Tokens carry the generation they were issued in: a disabling ends every token issued so far,
   // and the tokens issued after the client is enabled again carry the next one (the row is locked).
   const updated = await updateClient(trx, id, { ...change, ...(disabling ? { token_generation: current.token_generation + 1 } : {}) });
+  // An app's tokens act for users in sessions: disabling it ends them, so enabling it again brings none back.
+  if (disabling && current.type !== 'service') await endSessionsOfApp(trx, id);
   await record(trx, clientEvent('client.updated', id, changed), context);
   return updated;
 }
@@ -118,6 +122,7 @@ export async function deleteClient(trx: Transaction<Database>, id: string, ifMat
   const current = await lockForWrite(() => lockClient(trx, id), ifMatch, 'client');
   await deleteSecrets(trx, id);
   await updateClient(trx, id, { deleted_at: new Date() });
+  if (current.type !== 'service') await endSessionsOfApp(trx, id);
   await record(trx, clientEvent('client.deleted', id, { before: settingsOf(current) }), context);
 }
 

@@ -58,6 +58,23 @@ export async function endSessions(
   return ended.map((row) => row.id);
 }
 
+/**
+ * Ends every open session an app holds, for all its users, with their refresh tokens: the app was
+ * disabled or deleted (API.md section 11: its tokens issued before stay refused when it is enabled again).
+ */
+export async function endSessionsOfApp(db: Kysely<Database>, clientId: string): Promise<number> {
+  const ended = await db.updateTable('sessions').set({ ended_at: new Date() }).where('client_id', '=', clientId).where('ended_at', 'is', null).returning('id').execute();
+  if (ended.length > 0) {
+    await db
+      .updateTable('refresh_tokens')
+      .set({ revoked_at: new Date() })
+      .where('family_id', 'in', ended.map((row) => row.id))
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+  return ended.length;
+}
+
 /** The open sign-in session whose browser cookie carries the secret of this SHA-256. */
 export function findSignInSessionByBrowserSecret(db: Kysely<Database>, browserSecretHash: string): Promise<Pick<SessionRow, 'id' | 'user_id'> | undefined> {
   return db

@@ -100,7 +100,7 @@ describe('POST /oauth/revoke', () => {
     assert.equal((await profile(pair.access_token)).statusCode, 200, 'nothing was revoked');
   });
 
-  it("is refused to a disabled app, whose sessions are then left as they are", async () => {
+  it("is refused to a disabled app, whose sessions the disabling ended, for good", async () => {
     const app = await registerClient(fixture.app, fixture.admin, 'confidential');
     const customer = await createUser(fixture.app);
     const pair = await appSession(fixture.db, fixture.testApp.config, customer, app.id, ['openid', 'account']);
@@ -109,6 +109,9 @@ describe('POST /oauth/revoke', () => {
     const reply = await revoke({ token: pair.refresh_token }, basic(app.id, app.secret!));
     assert.equal(reply.statusCode, 401);
     assert.equal(reply.json().error, 'invalid_client');
-    assert.equal((await sessionRow(claimsOf(pair.access_token).sid)).ended_at, null);
+    assert.notEqual((await sessionRow(claimsOf(pair.access_token).sid)).ended_at, null, 'disabling the app ended its sessions');
+    const enabled = await fixture.app.inject({ method: 'PATCH', url: `/api/clients/${app.id}`, headers: { ...fixture.admin.auth, 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ status: 'active' }) });
+    assert.equal(enabled.statusCode, 200);
+    assert.equal((await profile(pair.access_token)).statusCode, 401, 'enabling it again brings no token back');
   });
 });
