@@ -99,13 +99,13 @@ describe("an app's token for a user", () => {
     const clientId = await createApp();
     const otherClientId = await createApp();
     const customer = await createUser(fixture.app);
-    const token = await appToken(customer, clientId, ['account']);
+    let token = await appToken(customer, clientId, ['account']);
     const profile = () => inject('GET', '/api/users/profile', token);
     assert.equal((await profile()).statusCode, 200);
 
     // The session named, signed as if by another app: no such session of that app.
     const issuer = createTokenIssuer(fixture.testApp.config, undefined);
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    let claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
     const forged = issuer.signAccessToken(customer.id, claims.sid, { amr: ['pwd'], authTime: new Date() }, { clientId: otherClientId, scopes: ['account'] });
     refusal(await inject('GET', '/api/users/profile', forged), 401, 'invalid_token');
 
@@ -121,7 +121,12 @@ describe("an app's token for a user", () => {
     assert.equal((await setStatus('disabled')).statusCode, 200);
     refusal(await profile(), 401, 'invalid_token');
     assert.equal((await setStatus('active')).statusCode, 200);
-    assert.equal((await profile()).statusCode, 200);
+    refusal(await profile(), 401, 'invalid_token');
+    assert.ok((await fixture.db.selectFrom('sessions').select('ended_at').where('id', '=', claims.sid).executeTakeFirstOrThrow()).ended_at, 'disabling the app ended its session: enabling it brings nothing back (section 11)');
+
+    token = await appToken(customer, clientId, ['account']);
+    claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    assert.equal((await profile()).statusCode, 200, 'a new sign-in works once the app is enabled');
 
     // The user ends the app's session from a direct sign-in: the app's token is dead on the next request.
     const ended = await fixture.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${claims.sid}`, headers: customer.auth });
