@@ -118,7 +118,7 @@ export function findUsableSecret(db: Kysely<Database>, secretHash: string) {
 
 /** A client that is not deleted, by id, as an authentication without a secret (a public app) reads it. */
 export function findUndeletedClient(db: Kysely<Database>, id: string) {
-  return db.selectFrom('api_clients').select(['id as client_id', 'type', 'status', 'scopes', 'id_token_signed_response_alg', 'first_party']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return db.selectFrom('api_clients').select(['id as client_id', 'type', 'status', 'scopes', 'id_token_signed_response_alg', 'first_party', 'token_generation']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 /**

@@ -1,8 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { ClientType, Database, IdTokenAlgorithm } from '../db/tables.js';
 import { CANONICAL_UUID } from '../http/common-schemas.js';
-import { findUndeletedClient, noteClientUsed } from '../clients/client-service.js';
-import { clientOfSecret, invalidClient, noCredentials, OAuthError, type ClientCredentials } from '../clients/token-service.js';
+import { findUndeletedClient, findUsableSecret, noteClientUsed } from '../clients/client-service.js';
+import { hashClientSecret, SECRET_PATTERN, secretMatches } from '../sessions/client-secrets.js';
+import { invalidClient, noCredentials, OAuthError } from './oauth-errors.js';
+
+/** How the client said who it is: HTTP Basic, or the form's fields. */
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  viaBasic: boolean;
+}
 
 /** A client the authorization server's endpoint knows now: who, of what type, with which scopes. */
 export interface AuthenticatedClient {
@@ -14,10 +22,24 @@ export interface AuthenticatedClient {
   idTokenAlgorithm: IdTokenAlgorithm;
   /** A first-party app signs users in without asking their consent. */
   firstParty: boolean;
+  /** A service client's tokens carry it: disabling the client moves it on (section 11). */
+  tokenGeneration: number;
 }
 
 /** An app authenticated at the token endpoint, as the code and refresh grants need it. */
 export type AuthenticatedApp = AuthenticatedClient & { type: Exclude<ClientType, 'service'> };
+
+/**
+ * The client a live secret of an active client names, or 401 `invalid_client` (unknown, wrong,
+ * expired, deleted, disabled alike): the one check of a client's secret.
+ */
+async function clientOfSecret(db: Kysely<Database>, credentials: ClientCredentials) {
+  const secret = SECRET_PATTERN.test(credentials.clientSecret) ? await findUsableSecret(db, hashClientSecret(credentials.clientSecret)) : undefined;
+  if (!secret || secret.client_id !== credentials.clientId.toLowerCase() || !secretMatches(credentials.clientSecret, secret.secret_hash) || secret.status !== 'active') {
+    throw invalidClient(credentials.viaBasic);
+  }
+  return secret;
+}
 
 /**
  * Client authentication at the authorization server's endpoints (RFC 6749 §2.3; OAuth 2.1 §2.4):
@@ -37,11 +59,11 @@ export async function authenticateClient(db: Kysely<Database>, credentials: Clie
     }
     if (!publicApps) throw invalidClient(false, 'A public app may not call this endpoint: only confidential apps and service clients, with a secret.');
     await noteClientUsed(db, client.client_id, null);
-    return { id: client.client_id, type: client.type, scopes: client.scopes, idTokenAlgorithm: client.id_token_signed_response_alg ?? 'RS256', firstParty: client.first_party };
+    return { id: client.client_id, type: client.type, scopes: client.scopes, idTokenAlgorithm: client.id_token_signed_response_alg ?? 'RS256', firstParty: client.first_party, tokenGeneration: client.token_generation };
   }
   const secret = await clientOfSecret(db, credentials);
   await noteClientUsed(db, secret.client_id, secret.secret_id);
-  return { id: secret.client_id, type: secret.type, scopes: secret.scopes, idTokenAlgorithm: secret.id_token_signed_response_alg ?? 'RS256', firstParty: secret.first_party };
+  return { id: secret.client_id, type: secret.type, scopes: secret.scopes, idTokenAlgorithm: secret.id_token_signed_response_alg ?? 'RS256', firstParty: secret.first_party, tokenGeneration: secret.token_generation };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { AuthenticatedApp } from './client-authentication.js';
-import { OAuthError } from '../clients/token-service.js';
+import { OAuthError } from './oauth-errors.js';
 import type { Database } from '../db/tables.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { endSessions, findSessionForUpdate } from '../sessions/session-service.js';

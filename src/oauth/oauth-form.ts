@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toAppError } from '../http/error-handler.js';
 import { sendProblem } from '../http/problem-reply.js';
-import { OAuthError, type ClientCredentials } from '../clients/token-service.js';
+import type { ClientCredentials } from './client-authentication.js';
+import { OAuthError } from './oauth-errors.js';
 
 /**
  * The HTTP side of the authorization server's form endpoints (token, revocation, introspection):

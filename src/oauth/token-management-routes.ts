@@ -11,7 +11,7 @@ import { introspectToken } from './introspection-service.js';
 import { credentialsOf, FORM, formOf, oauthError, useOAuthForm } from './oauth-form.js';
 import { revokeToken, type TokenTypeHint } from './revocation-service.js';
 import { IntrospectionRequestBody, IntrospectionSchema, RevocationRequestBody, TOKEN_FORM_PARAMETERS } from './token-management-schemas.js';
-import { OAuthError } from '../clients/token-service.js';
+import { OAuthError } from './oauth-errors.js';
 
 const BASIC_HEADER = { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } };
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { grantClientToken, OAuthError } from '../clients/token-service.js';
+import { grantClientToken } from './client-credentials-grant.js';
+import { OAuthError } from './oauth-errors.js';
 import { authenticateApp } from './client-authentication.js';
 import { contextOf } from '../events/event-recorder.js';
 import { addressKey } from '../http/client-address.js';
@@ -102,7 +103,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer; 
       if (!grants.includes(grantType)) throw new OAuthError('unsupported_grant_type', `grant_type must be one of: ${grants.join(', ')}.`, 400);
       const anyone = await request.access.anyone();
       const credentials = credentialsOf(request, form);
-      if (grantType === 'client_credentials') return grantClientToken(anyone.db, tokenIssuer, { grantType, scope: form.scope, credentials });
+      if (grantType === 'client_credentials') return grantClientToken(anyone.db, tokenIssuer, form.scope, credentials);
 
       const client = await authenticateApp(anyone.db, credentials);
       const context = contextOf(request);

@@ -341,7 +341,7 @@ describe('API clients of each type (apps)', () => {
     assert.equal((await secretRows(confidential.id)).length, 2);
   });
 
-  it('keeps apps from the client credentials grant (400 unauthorized_client; a public app cannot authenticate) and from using a secret as a bearer token', async () => {
+  it('keeps apps from the client credentials grant (400 unauthorized_client, a public app naming itself too) and from using a secret as a bearer token', async () => {
     const confidential = await createOk({ type: 'confidential', scopes: ['openid', 'variants:read'], redirect_uris: [CALLBACK] });
     for (const reply of [
       await token('grant_type=client_credentials', basic(confidential.id, confidential.secret)),
@@ -361,13 +361,12 @@ describe('API clients of each type (apps)', () => {
     assert.equal(problemOf(refused).code, 'invalid_token', "an app's secret never calls the API as the app");
 
     const publicApp = await createOk({ type: 'public', scopes: ['openid', 'variants:read'], redirect_uris: ['com.example.shop:/cb'] });
-    for (const reply of [
-      await token(`grant_type=client_credentials&client_id=${publicApp.id}`),
-      await token(`grant_type=client_credentials&client_id=${publicApp.id}&client_secret=`),
-      await token('grant_type=client_credentials', basic(publicApp.id, confidential.secret)),
-    ]) {
-      assert.deepEqual([reply.statusCode, reply.json().error], [401, 'invalid_client'], reply.body);
+    // Section 18: apps never use the client credentials grant (unauthorized_client), a public app that names itself (`none`) included.
+    for (const reply of [await token(`grant_type=client_credentials&client_id=${publicApp.id}`), await token(`grant_type=client_credentials&client_id=${publicApp.id}&client_secret=`)]) {
+      assert.deepEqual([reply.statusCode, reply.json().error], [400, 'unauthorized_client'], reply.body);
     }
+    const stolenSecret = await token('grant_type=client_credentials', basic(publicApp.id, confidential.secret));
+    assert.deepEqual([stolenSecret.statusCode, stolenSecret.json().error], [401, 'invalid_client'], 'another client\'s secret authenticates nobody');
 
     const service = await createOk({ scopes: ['variants:read'] });
     const granted = await token('grant_type=client_credentials', basic(service.id, service.secret));
