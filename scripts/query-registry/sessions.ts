@@ -75,6 +75,7 @@ export const sessions: RepositoryFile[] = [
       allSessionsOfUserPage: call(sessionRepository.allSessionsOfUserPage, SAMPLE.userId, FIRST_PAGE),
       deleteSessionsOfUser: call(sessionRepository.deleteSessionsOfUser, SAMPLE.userId),
       purgeSessionsEndedBefore: call(sessionRepository.purgeSessionsEndedBefore, SAMPLE.date),
+      findLiveSigninSession: call(sessionRepository.findLiveSigninSession, 'browser-secret-hash'),
     },
   },
   {
