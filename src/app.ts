@@ -17,6 +17,7 @@ import { metricsPlugin } from './http/metrics.js';
 import { mfaPlugin } from './mfa/mfa-plugin.js';
 import { oauthPlugin } from './oauth/oauth-plugin.js';
 import { privacyPlugin } from './privacy/privacy-plugin.js';
+import { signinPlugin } from './signin/signin-plugin.js';
 import type { Tracing } from './tracing.js';
 import { importsPlugin } from './imports/imports-plugin.js';
 import { openApiPlugin } from './http/openapi.js';
@@ -108,5 +109,6 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
   }
   await app.register(oauthPlugin, { tokenIssuer });
+  await app.register(signinPlugin, { tokenIssuer });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

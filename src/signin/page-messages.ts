@@ -22,11 +22,17 @@ const english = {
   'signIn.codeSent': 'If {email} can sign in here, a code is on its way to it. It is good for {minutes, plural, one {# minute} other {# minutes}}.',
   'signIn.failed': 'The email, password or code is not right.',
   'signIn.forgotPassword': 'Forgotten your password?',
+  'signIn.rateLimited': 'Too many tries. Wait {seconds, plural, one {# second} other {# seconds}}, then try again.',
+  'signIn.suspended': 'This account is suspended. Ask the shop for help.',
+  'signIn.emailInvalid': 'Enter your email address, like name@example.com.',
+  'signIn.passwordMissing': 'Enter your password, or have a code sent to your email.',
+  'signIn.codeMissing': 'Enter the 6-digit code from the email.',
   'signIn.createAccount': 'Create an account',
   'secondFactor.title': 'Confirm it is you',
   'secondFactor.totp': 'Enter the code from your authenticator app.',
   'secondFactor.useRecoveryCode': 'Use a recovery code instead',
   'secondFactor.failed': 'The code is not right.',
+  'secondFactor.unavailable': 'This account is protected by a second factor, which these pages cannot ask for yet. Sign in another way the app offers, or ask the shop for help.',
   'createAccount.title': 'Create your {brand} account',
   'createAccount.submit': 'Create account',
   'forgotPassword.title': 'Reset your password',
@@ -50,6 +56,8 @@ const english = {
   'error.badRedirect': 'This sign-in link would send you somewhere the app did not register. Nothing was sent.',
   'error.forbidden': 'This form expired or came from another site. Go back, reload the page and try again.',
   'error.tryAgain': 'Go back to the app and start again.',
+  'error.notAForm': 'This page takes only the forms it shows. Go back, reload the page and try again.',
+  'error.server': 'Something went wrong on our side. Try again in a moment.',
 } as const;
 
 export type MessageKey = keyof typeof english;
@@ -72,11 +80,17 @@ const german: Record<MessageKey, string> = {
   'signIn.codeSent': 'Wenn sich {email} hier anmelden kann, ist ein Code dorthin unterwegs. Er gilt {minutes, plural, one {# Minute} other {# Minuten}}.',
   'signIn.failed': 'E-Mail, Passwort oder Code stimmen nicht.',
   'signIn.forgotPassword': 'Passwort vergessen?',
+  'signIn.rateLimited': 'Zu viele Versuche. Warten Sie {seconds, plural, one {# Sekunde} other {# Sekunden}} und versuchen Sie es dann erneut.',
+  'signIn.suspended': 'Dieses Konto ist gesperrt. Wenden Sie sich an den Shop.',
+  'signIn.emailInvalid': 'Geben Sie Ihre E-Mail-Adresse ein, etwa name@example.com.',
+  'signIn.passwordMissing': 'Geben Sie Ihr Passwort ein oder lassen Sie sich einen Code per E-Mail senden.',
+  'signIn.codeMissing': 'Geben Sie den 6-stelligen Code aus der E-Mail ein.',
   'signIn.createAccount': 'Konto erstellen',
   'secondFactor.title': 'Bestätigen Sie, dass Sie es sind',
   'secondFactor.totp': 'Geben Sie den Code aus Ihrer Authenticator-App ein.',
   'secondFactor.useRecoveryCode': 'Stattdessen einen Wiederherstellungscode verwenden',
   'secondFactor.failed': 'Der Code stimmt nicht.',
+  'secondFactor.unavailable': 'Dieses Konto ist mit einem zweiten Faktor geschützt, den diese Seiten noch nicht abfragen können. Melden Sie sich auf einem anderen Weg an, den die App anbietet, oder wenden Sie sich an den Shop.',
   'createAccount.title': 'Ihr {brand}-Konto erstellen',
   'createAccount.submit': 'Konto erstellen',
   'forgotPassword.title': 'Passwort zurücksetzen',
@@ -100,6 +114,8 @@ const german: Record<MessageKey, string> = {
   'error.badRedirect': 'Dieser Anmeldelink würde Sie an eine Adresse schicken, die die App nicht registriert hat. Es wurde nichts gesendet.',
   'error.forbidden': 'Dieses Formular ist abgelaufen oder kam von einer anderen Website. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   'error.tryAgain': 'Gehen Sie zurück zur App und beginnen Sie von vorn.',
+  'error.notAForm': 'Diese Seite nimmt nur die Formulare an, die sie zeigt. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
+  'error.server': 'Bei uns ist etwas schiefgegangen. Versuchen Sie es gleich noch einmal.',
 };
 
 const CATALOGUES: Record<PageLocale, Record<MessageKey, string>> = { en: english, de: german };

@@ -1,0 +1,331 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { logIn } from '../auth/login-service.js';
+import { logInWithEmailCode } from '../auth/email-code-login-service.js';
+import { findClient } from '../clients/client-service.js';
+import type { ApiClientRow, Database } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
+import { addressKey, loginBudgetKey } from '../http/client-address.js';
+import { toAppError } from '../http/error-handler.js';
+import { AppError } from '../http/errors.js';
+import { setPageHeaders } from '../http/security.js';
+import { grantConsent } from '../oauth/consent-service.js';
+import { PUBLIC } from '../sessions/access-rule.js';
+import type { LiveSigninSession } from '../sessions/signin-sessions.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { clientOf } from '../sessions/token-pairs.js';
+import { requestEmailCode } from '../users/email-code-service.js';
+import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
+import { BrowserCookies } from './browser-cookies.js';
+import { CsrfTokens } from './csrf-tokens.js';
+import { chooseLocale, type PageLocale } from './page-locale.js';
+import { pagePolicy } from './page-policy.js';
+import { codeFor, mustConsent, mustSignIn, newBrowserSecret, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { consentPage, errorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
+import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * The schemas of these routes document them; the handlers read the query from the URL (a
+ * repeated parameter is an OAuth error for the app, not a schema error) and the form's fields
+ * themselves (a wrong or missing one is shown on the page).
+ */
+const readsItsOwnInput = () => () => true;
+
+/** The form's fields, the first value of each (a browser sends each once). */
+function readForm(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(text)) if (!(name in fields)) fields[name] = value;
+  return fields;
+}
+
+/** What a sign-in attempt ended in, for the page: a session, or a sentence to show with its status. */
+type Attempt = { session: LiveSigninSession; secret: string } | { status: number; error: PageMessage; retryAfter?: string };
+
+/**
+ * GET /oauth/authorize, the authorization endpoint, and the posts of its hosted pages (API.md
+ * section 18): the request is read the same way on each; then either a page (sign in, consent,
+ * error) or a 303 to the app's redirect URI with a code or an error.
+ */
+export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
+  const { config } = app;
+  const cookies = new BrowserCookies(config.publicUrl);
+  const csrf = new CsrfTokens(cookies);
+  const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
+  const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
+  // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
+  const codesToSend = new WeakMap<FastifyRequest, string>();
+
+  app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => done(null, readForm(text as string)));
+
+  const sendPage = (reply: FastifyReply, status: number, html: string, policy: string) => {
+    setPageHeaders(reply, policy);
+    return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+  };
+  const sendError = (reply: FastifyReply, status: number, locale: PageLocale, text: PageMessage, advice?: Parameters<typeof errorPage>[3]) =>
+    sendPage(reply, status, errorPage(locale, brand, text, advice), pagePolicy({ imageUrls: [config.signinLogoUrl] }));
+  const redirectTo = (reply: FastifyReply, location: string) => reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+  const redirectError = (reply: FastifyReply, fault: { redirectUri: string; state: string | undefined; error: string; description: string }) =>
+    redirectTo(reply, replyUri(fault.redirectUri, { error: fault.error, error_description: fault.description, state: fault.state, iss: config.jwtIssuer }));
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const problem = toAppError(error as never, request.id);
+    if (problem.statusCode >= 500) request.log.error({ err: error }, 'a hosted page failed');
+    const text: PageMessage = { key: problem.statusCode >= 500 ? 'error.server' : 'error.notAForm' };
+    return sendError(reply, problem.statusCode, localeOf(request, queryParameters(request.url).get('ui_locales')), text);
+  });
+
+  /** The app a request names, when its id could name one. */
+  async function appOf(db: Kysely<Database>, query: URLSearchParams): Promise<ApiClientRow | undefined> {
+    const ids = query.getAll('client_id');
+    if (ids.length !== 1 || !UUID.test(ids[0]!)) return undefined;
+    return findClient(db, ids[0]!);
+  }
+
+  /** Reads the request; answers its faults (a page, or a redirect) and returns undefined then. */
+  async function authorizationOf(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+    const query = queryParameters(request.url);
+    const client = await appOf(db, query);
+    const read = readAuthorizationRequest(query, client);
+    if ('request' in read) return read.request;
+    if ('redirectError' in read) {
+      await redirectError(reply, read.redirectError as RedirectError);
+      return undefined;
+    }
+    await sendError(reply, 400, localeOf(request, query.get('ui_locales')), { key: read.refusal === 'unknown_app' ? 'error.unknownApp' : 'error.badRedirect' });
+    return undefined;
+  }
+
+  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => ({
+    locale: localeOf(request, authorization.uiLocales),
+    brand,
+    formAction: `/oauth/authorize${request.url.slice(request.url.indexOf('?') === -1 ? request.url.length : request.url.indexOf('?'))}`,
+    csrfToken: csrf.tokenFor(request, reply),
+  });
+  /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
+  const requestPolicy = (authorization: AuthorizationRequest) =>
+    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
+
+  function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof signInPage>[1]) {
+    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
+  }
+
+  /**
+   * After the checks for a sign-in: the consent page when it must be shown, else a code for the
+   * app at once. With prompt=none, what would need a page is an error for the app instead.
+   */
+  async function carryOn(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, session: LiveSigninSession | undefined, signedInNow: boolean) {
+    const silent = authorization.prompts.includes('none');
+    const fault = (error: string, description: string) => redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error, description });
+    if (mustSignIn(authorization, session, signedInNow) || session === undefined) {
+      if (silent) return fault('login_required', 'The user is not signed in (or signed in longer ago than max_age).');
+      return showSignIn(request, reply, authorization, 200, { stage: 'password', email: authorization.loginHint ?? '' });
+    }
+    if (await mustConsent(db, authorization, session.user_id)) {
+      if (silent) return fault('consent_required', 'The user has not allowed this app these scopes.');
+      const { client } = authorization;
+      return sendPage(reply, 200, consentPage(pageContext(request, reply, authorization), { name: client.name, logoUri: client.logo_uri, scopes: authorization.scopes }), requestPolicy(authorization));
+    }
+    return grant(db, reply, authorization, session);
+  }
+
+  async function grant(db: Kysely<Database>, reply: FastifyReply, authorization: AuthorizationRequest, session: LiveSigninSession) {
+    const code = await codeFor(db, authorization, session);
+    return redirectTo(reply, replyUri(authorization.redirectUri, { code, state: authorization.state, iss: config.jwtIssuer }));
+  }
+
+  /** The options of the sign-in session a sign-in on these pages starts. */
+  const signinSessionOptions = () => {
+    const browser = newBrowserSecret();
+    return { secret: browser.secret, options: { browserSecretHash: browser.hash, lifetimeSeconds: config.signinSessionTtlSeconds } };
+  };
+
+  /** The refusals a sign-in may meet, as the page tells them (never whether the email has an account). */
+  function refusalOf(error: unknown): Attempt {
+    if (!(error instanceof AppError)) throw error;
+    switch (error.code) {
+      case 'invalid_credentials':
+      case 'invalid_email_code':
+        return { status: 400, error: { key: 'signIn.failed' } };
+      case 'account_suspended':
+        return { status: 403, error: { key: 'signIn.suspended' } };
+      case 'rate_limited': {
+        const retryAfter = error.headers?.['retry-after'] ?? '60';
+        return { status: 429, error: { key: 'signIn.rateLimited', values: { seconds: Number(retryAfter) } }, retryAfter };
+      }
+      default:
+        throw error;
+    }
+  }
+
+  /** A sign-in by password or email code, counted as the API counts it: the address-and-email budget, then the service's limits. */
+  async function attemptSignIn(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<Attempt | 'second_factor'> {
+    const email = (form.email ?? '').trim();
+    const started = signinSessionOptions();
+    try {
+      await app.rateLimiter.spend(loginBudgetKey(request.ip, email), config.loginRateLimit);
+      const outcome = byCode
+        ? await logInWithEmailCode(
+            db,
+            tokenIssuer,
+            { email, code: (form.code ?? '').replace(/\s/g, '') },
+            clientOf(request),
+            { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup, accountFailureLimit: config.loginAccountFailureLimit },
+            contextOf(request),
+            started.options,
+          )
+        : await logIn(db, tokenIssuer, { email, password: form.password ?? '' }, clientOf(request), config.loginAccountFailureLimit, started.options);
+      if ('secondStep' in outcome) return 'second_factor';
+      return { session: outcome.session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  app.get(
+    '/oauth/authorize',
+    {
+      config: { access: PUBLIC, noStore: true },
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'authorize',
+        tags: ['auth'],
+        security: [],
+        summary: 'The authorization endpoint: sign-in and consent pages, then a code for the app',
+        description:
+          'OAuth 2.1 authorization code flow with PKCE (S256, required of every app) and OpenID Connect (API.md section 18). ' +
+          'An unknown, disabled or deleted `client_id`, a service client, or a `redirect_uri` not registered for the app character ' +
+          'for character (only the port of a loopback http URI may differ, RFC 8252) is a 400 HTML error page, never a redirect. ' +
+          'Every other fault is a 303 to `redirect_uri` with `error`, `error_description`, `state` and `iss` (RFC 9207): a missing ' +
+          'or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other ' +
+          'than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. ' +
+          'Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since ' +
+          'the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering ' +
+          'every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 ' +
+          'to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` ' +
+          'or a code. `prompt=create` shows the sign-in page (whose email code signs up an address no account has). The pages are ' +
+          'in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with ' +
+          '`Cache-Control: no-store` and a strict Content-Security-Policy.',
+        querystring: AuthorizeQuery,
+        produces: ['text/html'],
+        response: { 200: HtmlPage('A sign-in or consent page.'), 303: REDIRECT_303, 400: HtmlPage('The error page: the app or its redirect URI is not right.') },
+      },
+    },
+    async (request, reply) => {
+      const { db } = await request.access.anyone();
+      const authorization = await authorizationOf(db, request, reply);
+      if (!authorization) return reply;
+      const session = await signinSessionOf(db, cookies.read(request, SIGNIN_COOKIE));
+      return carryOn(db, request, reply, authorization, session, false);
+    },
+  );
+
+  app.post(
+    '/oauth/authorize',
+    {
+      config: { access: PUBLIC, noStore: true, ownBody: true },
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'authorizeForm',
+        tags: ['auth'],
+        security: [],
+        summary: "The hosted pages' forms: sign in, send a code, allow or deny",
+        description:
+          'The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, ' +
+          'read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` ' +
+          '(`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page ' +
+          'asks for it), `email_code` (`email`, `code`), `allow` or `deny` (the consent page). Every post carries `csrf_token`, ' +
+          'the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks ' +
+          'cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says ' +
+          'whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as ' +
+          "the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` " +
+          'prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), ' +
+          'then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and ' +
+          'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets a page saying ' +
+          'these pages cannot ask for it yet (403).',
+        querystring: AuthorizeQuery,
+        consumes: [FORM],
+        body: AuthorizeForm,
+        produces: ['text/html'],
+        response: {
+          200: HtmlPage('The next page: the code field, or the consent page.'),
+          303: REDIRECT_303,
+          400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
+          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or needs a second factor.'),
+          429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
+        },
+      },
+      onResponse: async (request) => {
+        const email = codesToSend.get(request);
+        if (email === undefined) return;
+        await requestEmailCode((await request.access.anyone()).db, email, { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup }).catch((error: unknown) =>
+          request.log.error({ err: error }, 'could not queue an email code'),
+        );
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body ?? {}) as Record<string, string>;
+      const query = queryParameters(request.url);
+      if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) return sendError(reply, 415, localeOf(request, query.get('ui_locales')), { key: 'error.notAForm' });
+      if (!csrf.postIsGenuine(request, form.csrf_token)) return sendError(reply, 403, localeOf(request, query.get('ui_locales')), { key: 'error.forbidden' });
+      const anyone = await request.access.anyone();
+      const { db } = anyone;
+      const authorization = await authorizationOf(db, request, reply);
+      if (!authorization) return reply;
+      const email = (form.email ?? '').trim();
+
+      switch (form.action) {
+        case 'password':
+        case 'email_code': {
+          const byCode = form.action === 'email_code';
+          const stage = byCode ? 'code' : 'password';
+          if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.emailInvalid' } });
+          if (!byCode && !form.password) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.passwordMissing' } });
+          if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
+          const attempt = await attemptSignIn(db, request, form, byCode);
+          if (attempt === 'second_factor') return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            return showSignIn(request, reply, authorization, attempt.status, { stage, email, error: attempt.error });
+          }
+          cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'send_code': {
+          if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage: 'password', email, error: { key: 'signIn.emailInvalid' } });
+          try {
+            await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
+          } catch (error) {
+            const refused = refusalOf(error) as Extract<Attempt, { status: number }>;
+            if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
+            return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
+          }
+          codesToSend.set(request, email);
+          return showSignIn(request, reply, authorization, 200, {
+            stage: 'code',
+            email,
+            notice: { key: 'signIn.codeSent', values: { email, minutes: Math.round(config.emailCodeTtlSeconds / 60) } },
+          });
+        }
+        case 'allow': {
+          const session = await signinSessionOf(db, cookies.read(request, SIGNIN_COOKIE));
+          // The consent page was shown after the checks of a sign-in; only a sign-in that ended since sends the person back to it.
+          if (!session) return carryOn(db, request, reply, authorization, undefined, false);
+          if (!authorization.client.first_party) {
+            await anyone.transaction((trx) => grantConsent(trx, session.user_id, authorization.client.id, authorization.scopes, contextOf(request, session.user_id)));
+          }
+          return grant(db, reply, authorization, session);
+        }
+        case 'deny':
+          return redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error: 'access_denied', description: 'The user did not allow the app.' });
+        default:
+          return showSignIn(request, reply, authorization, 400, { stage: 'password', email: email || (authorization.loginHint ?? '') });
+      }
+    },
+  );
+};
