@@ -16,6 +16,9 @@ import { PUBLIC } from '../sessions/access-rule.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { clientOf } from '../sessions/token-pairs.js';
+import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-login-service.js';
+import { mfaSettingsOf } from '../mfa/mfa-settings.js';
+import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { requestEmailCode } from '../users/email-code-service.js';
 import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
@@ -23,12 +26,17 @@ import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 import { codeFor, mustConsent, mustSignIn, newBrowserSecret, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
-import { consentPage, errorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
+import { consentPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** The cookie that carries a sign-in's `mfa_token` to its second step, as long as the token lives (5 minutes). */
+const SECOND_STEP_COOKIE = 'shop_mfa';
+const SECOND_STEP_SECONDS = 300;
+/** The second factors these pages can ask for without JavaScript. */
+const PAGE_METHODS = ['totp', 'recovery_code'];
 
 /**
  * The schemas of these routes document them; the handlers read the query from the URL (a
@@ -46,6 +54,7 @@ function readForm(text: string): Record<string, string> {
 
 /** What a sign-in attempt ended in, for the page: a session, or a sentence to show with its status. */
 type Attempt = { session: LiveSigninSession; secret: string } | { status: number; error: PageMessage; retryAfter?: string };
+type Refusal = Extract<Attempt, { status: number }>;
 
 /**
  * GET /oauth/authorize, the authorization endpoint, and the posts of its hosted pages (API.md
@@ -146,12 +155,16 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   };
 
   /** The refusals a sign-in may meet, as the page tells them (never whether the email has an account). */
-  function refusalOf(error: unknown): Attempt {
+  function refusalOf(error: unknown): Refusal {
     if (!(error instanceof AppError)) throw error;
     switch (error.code) {
       case 'invalid_credentials':
       case 'invalid_email_code':
         return { status: 400, error: { key: 'signIn.failed' } };
+      case 'invalid_mfa_code':
+        return { status: 400, error: { key: 'secondFactor.failed' } };
+      case 'invalid_mfa_token':
+        return { status: 400, error: { key: 'secondFactor.expired' } };
       case 'account_suspended':
         return { status: 403, error: { key: 'signIn.suspended' } };
       case 'rate_limited': {
@@ -164,7 +177,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   }
 
   /** A sign-in by password or email code, counted as the API counts it: the address-and-email budget, then the service's limits. */
-  async function attemptSignIn(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<Attempt | 'second_factor'> {
+  async function attemptSignIn(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<Attempt | { secondStep: SecondStep }> {
     const email = (form.email ?? '').trim();
     const started = signinSessionOptions();
     try {
@@ -180,8 +193,34 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             started.options,
           )
         : await logIn(db, tokenIssuer, { email, password: form.password ?? '' }, clientOf(request), config.loginAccountFailureLimit, started.options);
-      if ('secondStep' in outcome) return 'second_factor';
+      if ('secondStep' in outcome) return { secondStep: outcome.secondStep };
       return { session: outcome.session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  const mfaSettings = mfaSettingsOf(config, app.secretsAtRest);
+
+  /** The second step of a sign-in (API.md section 12), with the mfa_token its first step left in a cookie, counted as the API counts it. */
+  async function attemptSecondStep(db: Kysely<Database>, request: FastifyRequest, proof: SecondFactorProof): Promise<Attempt> {
+    const token = cookies.read(request, SECOND_STEP_COOKIE);
+    const login = token ? await loginTokenUser(db, token) : undefined;
+    if (!login) return { status: 400, error: { key: 'secondFactor.expired' } };
+    const started = signinSessionOptions();
+    try {
+      await app.rateLimiter.spend(loginBudgetKey(request.ip, login.email), config.loginRateLimit);
+      const { session } = await completeSecondStep(
+        db,
+        tokenIssuer,
+        mfaSettings,
+        { ...login, proof },
+        clientOf(request),
+        { accountFailureLimit: config.loginAccountFailureLimit },
+        contextOf(request, login.userId),
+        started.options,
+      );
+      return { session, secret: started.secret };
     } catch (error) {
       return refusalOf(error);
     }
@@ -246,17 +285,19 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           "the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` " +
           'prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), ' +
           'then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and ' +
-          'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets a page saying ' +
-          'these pages cannot ask for it yet (403).',
+          'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page ' +
+          'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
+          '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page ' +
+          '(passkeys need the script these pages do not have yet).',
         querystring: AuthorizeQuery,
         consumes: [FORM],
         body: AuthorizeForm,
         produces: ['text/html'],
         response: {
-          200: HtmlPage('The next page: the code field, or the consent page.'),
+          200: HtmlPage('The next page: the email code field, the second factor, or the consent page.'),
           303: REDIRECT_303,
           400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
-          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or needs a second factor.'),
+          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor.'),
           429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
         },
       },
@@ -288,11 +329,30 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           if (!byCode && !form.password) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.passwordMissing' } });
           if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
           const attempt = await attemptSignIn(db, request, form, byCode);
-          if (attempt === 'second_factor') return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
+          if ('secondStep' in attempt) {
+            const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
+            if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
+            cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
+            return sendPage(reply, 200, secondFactorPage(pageContext(request, reply, authorization), { methods }), requestPolicy(authorization));
+          }
           if ('error' in attempt) {
             if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             return showSignIn(request, reply, authorization, attempt.status, { stage, email, error: attempt.error });
           }
+          cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'totp':
+        case 'recovery_code': {
+          const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };
+          const attempt = await attemptSecondStep(db, request, proof);
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
+            if (attempt.error.key === 'secondFactor.expired') return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: attempt.error });
+            return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods: PAGE_METHODS, error: attempt.error }), requestPolicy(authorization));
+          }
+          cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
           cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
           return carryOn(db, request, reply, authorization, attempt.session, true);
         }
@@ -301,7 +361,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           try {
             await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
           } catch (error) {
-            const refused = refusalOf(error) as Extract<Attempt, { status: number }>;
+            const refused = refusalOf(error);
             if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
             return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
           }

@@ -140,3 +140,51 @@ export function errorPage(locale: PageLocale, brand: Brand, text: PageMessage, a
     ),
   });
 }
+
+/**
+ * The second step of a sign-in whose user has a second factor (API.md sections 12 and 18): a
+ * code of the authenticator app (`action=totp`), or a recovery code (`action=recovery_code`),
+ * each its own form so Enter sends the field it is in. Passkeys need JavaScript, which these
+ * pages do not run yet.
+ */
+export function secondFactorPage(context: PageContext, page: { methods: string[]; error?: PageMessage }): string {
+  const { locale } = context;
+  const describedBy = page.error ? ERROR_ID : undefined;
+  const invalid = page.error ? 'true' : undefined;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'secondFactor.title'),
+    children: (
+      <>
+        {page.error && (
+          <p id={ERROR_ID} class="error" role="alert">
+            {message(locale, page.error.key, page.error.values)}
+          </p>
+        )}
+        {page.methods.includes('totp') && (
+          <form method="post" action={context.formAction} class="stack">
+            <input type="hidden" name="csrf_token" value={context.csrfToken} />
+            <p id="totp-help">{message(locale, 'secondFactor.totp')}</p>
+            <label for="code">{message(locale, 'field.code')}</label>
+            <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={['totp-help', describedBy].filter(Boolean).join(' ')} />
+            <button type="submit" name="action" value="totp" class="primary">
+              {message(locale, 'secondFactor.confirm')}
+            </button>
+          </form>
+        )}
+        {page.methods.includes('recovery_code') && (
+          <form method="post" action={context.formAction} class="stack">
+            <input type="hidden" name="csrf_token" value={context.csrfToken} />
+            <p id="recovery-help">{message(locale, 'secondFactor.useRecoveryCode')}</p>
+            <label for="recovery_code">{message(locale, 'field.recoveryCode')}</label>
+            <input id="recovery_code" name="recovery_code" type="text" autocomplete="one-time-code" maxLength={64} aria-invalid={invalid} aria-describedby={['recovery-help', describedBy].filter(Boolean).join(' ')} />
+            <button type="submit" name="action" value="recovery_code">
+              {message(locale, 'secondFactor.withRecoveryCode')}
+            </button>
+          </form>
+        )}
+      </>
+    ),
+  });
+}

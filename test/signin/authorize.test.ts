@@ -370,15 +370,40 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.match(refused.body, /This account is suspended/);
   });
 
-  it('tells a user with a second factor that these pages cannot ask for it yet, and starts no session', async () => {
+  it('asks a user with a second factor for it: a wrong TOTP code shows the page again, the right one signs in with amr pwd otp mfa', async () => {
     const user = await createUser(testApp.app, { admin });
-    await enrolTotp(testApp.app, user);
-    const { reply } = await signInByPassword(authorizeUrl(), user);
-    assert.equal(reply.statusCode, 403);
-    assertPageHeaders(reply);
-    assert.match(reply.body, /second factor/);
-    const sessions = await testApp.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).where('browser_secret_hash', 'is not', null).execute();
-    assert.equal(sessions.length, 0);
+    const { device, factor } = await enrolTotp(testApp.app, user);
+    const { browser, reply: second } = await signInByPassword(authorizeUrl(), user);
+    assert.equal(second.statusCode, 200, second.body);
+    assertPageHeaders(second);
+    assert.match(second.body, /<h1>Confirm it is you<\/h1>/);
+    assert.match(second.body, /<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code"/i);
+    assert.match(second.body, /<button type="submit" name="action" value="totp"/);
+    assert.match(second.body, /<input id="recovery_code" name="recovery_code"/);
+    assert.match(String(second.headers['set-cookie']), /__Host-shop_mfa=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300; HttpOnly; SameSite=Lax; Secure/);
+    assert.equal((await testApp.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).where('browser_secret_hash', 'is not', null).execute()).length, 0, 'no session before the second step');
+
+    const right = device.next();
+    const wrong = await browser.submit(second, 'totp', { code: right === '000000' ? '111111' : '000000' });
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.body, /role="alert">The code is not right\./);
+    assert.match(wrong.body, /aria-invalid="true" aria-describedby="totp-help form-error"/);
+    const reply = await browser.submit(wrong, 'totp', { code: right });
+    const query = redirectOf(reply);
+    const stored = await testApp.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', hashAuthorizationCode(query.get('code')!)).executeTakeFirstOrThrow();
+    assert.deepEqual(stored.amr, ['pwd', 'otp', 'mfa']);
+    assert.match(String(reply.headers['set-cookie']), /__Host-shop_mfa=; Path=\/; Max-Age=0/);
+    assert.match(String(reply.headers['set-cookie']), /__Host-shop_sid=[A-Za-z0-9_-]{43}/);
+
+    // A recovery code completes a sign-in too; the spent mfa_token does not come back.
+    const again = await browser.get(authorizeUrl({ prompt: 'login' }));
+    const secondAgain = await browser.submit(again, 'password', { email: user.email, password: user.password });
+    const recovered = redirectOf(await browser.submit(secondAgain, 'recovery_code', { recovery_code: factor.recovery_codes![0]! }));
+    const byRecovery = await testApp.db.selectFrom('authorization_codes').select('amr').where('code_hash', '=', hashAuthorizationCode(recovered.get('code')!)).executeTakeFirstOrThrow();
+    assert.deepEqual(byRecovery.amr, ['pwd', 'mfa']);
+    const stale = await browser.post(authorizeUrl(), { csrf_token: csrfTokenOf(secondAgain.body), action: 'totp', code: device.next() });
+    assert.equal(stale.statusCode, 400);
+    assert.match(stale.body, /The time to confirm it is you ran out\. Sign in again\./);
   });
 
   it('speaks German when ui_locales asks, else by Accept-Language', async () => {
