@@ -13,6 +13,7 @@ import { AppError } from '../http/errors.js';
 import { setPageHeaders } from '../http/security.js';
 import { grantConsent } from '../oauth/consent-service.js';
 import { PUBLIC } from '../sessions/access-rule.js';
+import type { AdmittedAnyone } from '../sessions/admission.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { clientOf } from '../sessions/token-pairs.js';
@@ -20,6 +21,7 @@ import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-
 import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { requestEmailCode } from '../users/email-code-service.js';
+import { signOut } from '../users/sign-out-service.js';
 import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
@@ -202,6 +204,19 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
 
   const mfaSettings = mfaSettingsOf(config, app.secretsAtRest);
 
+  /**
+   * The browser's new sign-in session goes into its cookie. The one the cookie named before (a
+   * sign-in again, for prompt=login or max_age, or as another person) ends: a browser holds one
+   * sign-in, and a session no cookie can reach any more should not stay listed as live.
+   */
+  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: { session: LiveSigninSession; secret: string }) {
+    const previous = await signinSessionOf(anyone.db, cookies.read(request, SIGNIN_COOKIE));
+    if (previous && previous.id !== attempt.session.id) {
+      await anyone.transaction((trx) => signOut(trx, { userId: previous.user_id, sessionId: previous.id }, 'logout', contextOf(request, previous.user_id)));
+    }
+    cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+  }
+
   /** The second step of a sign-in (API.md section 12), with the mfa_token its first step left in a cookie, counted as the API counts it. */
   async function attemptSecondStep(db: Kysely<Database>, request: FastifyRequest, proof: SecondFactorProof): Promise<Attempt> {
     const token = cookies.read(request, SECOND_STEP_COOKIE);
@@ -339,7 +354,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             return showSignIn(request, reply, authorization, attempt.status, { stage, email, error: attempt.error });
           }
-          cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+          await keepSignIn(anyone, request, reply, attempt);
           return carryOn(db, request, reply, authorization, attempt.session, true);
         }
         case 'totp':
@@ -353,7 +368,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods: PAGE_METHODS, error: attempt.error }), requestPolicy(authorization));
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
-          cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+          await keepSignIn(anyone, request, reply, attempt);
           return carryOn(db, request, reply, authorization, attempt.session, true);
         }
         case 'send_code': {

@@ -312,6 +312,9 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     // Signing in on that page answers the request, though prompt=login stays in its URL.
     const reply = await browser.submit(login, 'password', { email: user.email, password: user.password });
     assert.ok(redirectOf(reply).get('code'));
+    const signins = await testApp.db.selectFrom('sessions').select(['id', 'ended_at']).where('user_id', '=', user.id).where('browser_secret_hash', 'is not', null).execute();
+    assert.equal(signins.length, 2);
+    assert.equal(signins.filter((session) => session.ended_at === null).length, 1, "the browser's earlier sign-in session ended with the new one");
   });
 
   it('asks a third-party app\'s consent: deny redirects with access_denied, allow records it and later requests skip the page, prompt=consent asks again', async () => {
@@ -425,6 +428,31 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     const css = await testApp.app.inject({ method: 'GET', url: '/oauth/assets/pages.css' });
     assert.equal(css.statusCode, 200);
     assert.match(String(css.headers['content-type']), /^text\/css/);
+  });
+});
+
+describe('the sign-in page counts toward the login limits as the API does (API.md sections 3 and 10)', () => {
+  let testApp: TestApp;
+  before(async () => {
+    testApp = await buildTestApp({ environment: { PUBLIC_URL: ISSUER, LOGIN_RATE_LIMIT: '3', LOGIN_ACCOUNT_FAILURE_LIMIT: '100' } });
+  });
+  after(() => testApp.close());
+
+  it("shares LOGIN_RATE_LIMIT with POST /api/auth/login per address and email, and past it shows the page with 429 and Retry-After", async () => {
+    const admin = await loginAdmin(testApp.app);
+    const created = await testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { name: 'Storefront', type: 'public', first_party: true, redirect_uris: [CALLBACK], scopes: ['openid'] } });
+    const url = `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: created.json().id, redirect_uri: CALLBACK, scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })}`;
+    const email = uniqueEmail('limited');
+    const browser = new PageBrowser(testApp.app);
+    const page = await browser.get(url);
+    assert.equal((await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'wrong-password-1' } })).statusCode, 401);
+    assert.equal((await browser.submit(page, 'password', { email, password: 'wrong-password-1' })).statusCode, 400);
+    assert.equal((await browser.submit(page, 'password', { email, password: 'wrong-password-1' })).statusCode, 400);
+    const limited = await browser.submit(page, 'password', { email, password: 'wrong-password-1' });
+    assert.equal(limited.statusCode, 429);
+    assert.match(String(limited.headers['retry-after']), /^\d+$/);
+    assert.match(limited.body, /role="alert">Too many tries\. Wait \d+ seconds?, then try again\./);
+    assert.equal((await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'wrong-password-1' } })).statusCode, 429, 'the API sees the same budget spent');
   });
 });
 
