@@ -44,12 +44,29 @@ export const verificationMail = (to: string, link: string, expiresAt: Date) =>
     `The link works once, until ${inWords(expiresAt)}.`,
   );
 
-/** A sign-in code (API.md section 19): the code alone, no link, so a mail scanner that follows links spends nothing. */
-export const emailCodeMail = (to: string, code: string, expiresAt: Date) =>
-  noticeMail(to, `Your sign-in code: ${code}`, [
-    `Your code to sign in is ${code}.`,
-    `It works once, until ${inWords(expiresAt)}, and only the newest code you asked for works. If you did not ask for it, ignore this email: nobody can sign in without the code.`,
-  ]);
+/** The languages a mail the hosted pages cause is written in (API.md section 18: the pages' language). */
+export type MailLanguage = 'en' | 'de';
+
+/** `2026-11-24 20:25 UTC` as a German reader writes it: `24.11.2026, 20:25 UTC`. */
+const inGermanWords = (time: Date) => {
+  const iso = time.toISOString();
+  return `${iso.slice(8, 10)}.${iso.slice(5, 7)}.${iso.slice(0, 4)}, ${iso.slice(11, 16)} UTC`;
+};
+
+/**
+ * A sign-in code (API.md section 19): the code alone, no link, so a mail scanner that follows
+ * links spends nothing. In the language of the page that asked for it (the API's are English).
+ */
+export const emailCodeMail = (to: string, code: string, expiresAt: Date, language: MailLanguage = 'en') =>
+  language === 'de'
+    ? noticeMail(to, `Ihr Anmeldecode: ${code}`, [
+        `Ihr Code für die Anmeldung ist ${code}.`,
+        `Er gilt einmal, bis ${inGermanWords(expiresAt)}, und nur der zuletzt angeforderte Code gilt. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.`,
+      ])
+    : noticeMail(to, `Your sign-in code: ${code}`, [
+        `Your code to sign in is ${code}.`,
+        `It works once, until ${inWords(expiresAt)}, and only the newest code you asked for works. If you did not ask for it, ignore this email: nobody can sign in without the code.`,
+      ]);
 
 export const emailChangedMail = (to: string, newEmail: string, changedAt: Date) =>
   noticeMail(to, 'Your account email address was changed', [

@@ -70,7 +70,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
   const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
   // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
-  const codesToSend = new WeakMap<FastifyRequest, string>();
+  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale }>();
 
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => done(null, readForm(text as string)));
 
@@ -87,7 +87,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   app.setErrorHandler(async (error, request, reply) => {
     const problem = toAppError(error as never, request.id);
     if (problem.statusCode >= 500) request.log.error({ err: error }, 'a hosted page failed');
-    const text: PageMessage = { key: problem.statusCode >= 500 ? 'error.server' : 'error.notAForm' };
+    // The address's request budget, spent before any handler runs, is told as a sign-in's limit is.
+    const retryAfter = problem.code === 'rate_limited' ? problem.headers?.['retry-after'] : undefined;
+    if (retryAfter) reply.header('retry-after', retryAfter);
+    const text: PageMessage = retryAfter ? { key: 'signIn.rateLimited', values: { seconds: Number(retryAfter) } } : { key: problem.statusCode >= 500 ? 'error.server' : 'error.notAForm' };
     return sendError(reply, problem.statusCode, localeOf(request, queryParameters(request.url).get('ui_locales')), text);
   });
 
@@ -317,9 +320,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         },
       },
       onResponse: async (request) => {
-        const email = codesToSend.get(request);
-        if (email === undefined) return;
-        await requestEmailCode((await request.access.anyone()).db, email, { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup }).catch((error: unknown) =>
+        const code = codesToSend.get(request);
+        if (code === undefined) return;
+        await requestEmailCode((await request.access.anyone()).db, code.email, { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup }, code.locale).catch((error: unknown) =>
           request.log.error({ err: error }, 'could not queue an email code'),
         );
       },
@@ -380,7 +383,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
             return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
           }
-          codesToSend.set(request, email);
+          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales) });
           return showSignIn(request, reply, authorization, 200, {
             stage: 'code',
             email,

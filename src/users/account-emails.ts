@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { queueMail } from '../mail/mail-outbox.js';
-import { emailChangedMail, emailCodeMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
+import { emailChangedMail, emailCodeMail, passwordResetMail, verificationMail, type MailLanguage } from '../mail/mail-templates.js';
 import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
 import { createAccountToken, findResendableAccountToken, spendAccountTokens } from './account-token-repository.js';
 import { insertEmailCode } from './email-code-repository.js';
@@ -45,10 +45,10 @@ export async function queuePasswordResetMail(trx: Transaction<Database>, setting
 }
 
 /** A new 6-digit sign-in code to `email`, for the account that has it (null: none yet), in the caller's transaction. */
-export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }): Promise<void> {
+export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }, language: MailLanguage = 'en'): Promise<void> {
   const value = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const { expiresAt } = await insertEmailCode(trx, { ...code, value, ttlSeconds: settings.emailCodeTtlSeconds });
-  await queueMail(trx, emailCodeMail(code.email, value, expiresAt));
+  await queueMail(trx, emailCodeMail(code.email, value, expiresAt, language));
 }
 
 /** The notice to the address an account leaves: no link that acts on the account. */

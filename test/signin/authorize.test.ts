@@ -87,6 +87,17 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.equal((reply.body.match(/<h1>/g) ?? []).length, 1, 'one heading');
   };
 
+  /** The code of the first mail to `email` after the first `skip` whose text `pattern` finds it in (the mail goes after the page's reply). */
+  async function mailedCode(email: string, skip: number, pattern: RegExp): Promise<string> {
+    for (let waited = 0; waited < 15_000; waited += 50) {
+      await testApp.jobs.runNow('send-mail');
+      const code = catcher.mails.slice(skip).filter((mail) => mail.to.includes(email.toLowerCase())).map((mail) => pattern.exec(mail.text)?.[1]).find(Boolean);
+      if (code) return code;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no code mailed to ${email}`);
+  }
+
   /** A user signed in through the page by password; answers the browser and the reply to the sign-in. */
   async function signInByPassword(url: string, user: Session, browser = new PageBrowser(testApp.app)) {
     const page = await browser.get(url);
@@ -262,13 +273,7 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assertPageHeaders(asked);
     assert.match(asked.body, /role="status">If .* can sign in here, a code is on its way to it\. It is good for 10 minutes\./);
     assert.match(asked.body, /<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code"/i);
-    let code: string | undefined;
-    for (let waited = 0; waited < 15_000 && !code; waited += 50) {
-      await testApp.jobs.runNow('send-mail');
-      code = catcher.mails.slice(mailsBefore).filter((mail) => mail.to.includes(user.email.toLowerCase())).map((mail) => CODE_IN_MAIL.exec(mail.text)?.[1]).find(Boolean);
-      if (!code) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.ok(code, 'the code was mailed');
+    const code = await mailedCode(user.email, mailsBefore, CODE_IN_MAIL);
 
     const wrong = await browser.submit(asked, 'email_code', { email: user.email, code: String((Number(code) + 1) % 1_000_000).padStart(6, '0') });
     assert.equal(wrong.statusCode, 400);
@@ -422,6 +427,18 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     const errorPage = await browser.get(authorizeUrl({ client_id: 'nope', ui_locales: 'de' }));
     assert.match(errorPage.body, /<html lang="de">/);
     assert.match(errorPage.body, /Etwas stimmt nicht/);
+  });
+
+  it('mails the code in the language of the page that asked for it', async () => {
+    const user = await createUser(testApp.app, { admin });
+    const browser = new PageBrowser(testApp.app);
+    const page = await browser.get(authorizeUrl({ ui_locales: 'de' }));
+    const mailsBefore = catcher.mails.length;
+    const asked = await browser.submit(page, 'send_code', { email: user.email });
+    assert.match(asked.body, /ist ein Code dorthin unterwegs\. Er gilt 10 Minuten\./);
+    // The catcher undoes quoted-printable byte by byte, so the ü of "für" is left as two characters.
+    const code = await mailedCode(user.email, mailsBefore, /Ihr Code f\S+ die Anmeldung ist (\d{6})\./);
+    assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 
   it('serves the stylesheet the pages load', async () => {
