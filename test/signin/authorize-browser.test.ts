@@ -7,6 +7,7 @@ import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/cons
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
+import { enrolTotp } from '../mfa/mfa-helpers.js';
 
 /**
  * The hosted pages in Debian's Chromium (API.md section 18): signed in through the page by
@@ -22,6 +23,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
   let baseUrl: string;
   let callback: string;
   let user: Session;
+  let admin: Session;
   const apps = {} as Record<'firstParty' | 'thirdParty', string>;
   const policyReports: string[] = [];
 
@@ -34,7 +36,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     baseUrl = `http://127.0.0.1:${port}`;
     testApp = await buildTestApp({ environment: { PUBLIC_URL: baseUrl } });
     await testApp.app.listen({ port, host: '127.0.0.1' });
-    const admin = await loginAdmin(testApp.app);
+    admin = await loginAdmin(testApp.app);
     const create = async (payload: Record<string, unknown>) => {
       const reply = await testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { type: 'public', redirect_uris: [callback], scopes: ['openid', 'email', 'profile'], ...payload } });
       assert.equal(reply.statusCode, 201, reply.body);
@@ -95,6 +97,29 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     assert.ok(session, 'the sign-in session cookie');
     assert.equal(session.httpOnly, true);
     assert.equal(session.sameSite, 'Lax');
+  });
+
+  it('asks for the emailed code, and for a second factor, on pages without an axe violation', async () => {
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.firstParty));
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByRole('button', { name: 'Email me a code' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal(await page.getByLabel('Code').getAttribute('autocomplete'), 'one-time-code');
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the code page');
+
+    const guarded = await createUser(testApp.app, { admin });
+    const { device } = await enrolTotp(testApp.app, guarded);
+    await page.goto(authorizeUrl(apps.firstParty));
+    await page.getByLabel('Email').fill(guarded.email);
+    await page.getByLabel('Password').fill(guarded.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the second-factor page');
+    await page.getByLabel('Code', { exact: true }).fill(device.next());
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    assert.ok(new URL(page.url()).searchParams.get('code'));
   });
 
   it("shows a third-party app's consent page in German without an axe violation, and Allow lands at the app", async () => {
