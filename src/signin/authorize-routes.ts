@@ -1,23 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { logIn } from '../auth/login-service.js';
-import { logInWithEmailCode } from '../auth/email-code-login-service.js';
 import { findClient } from '../clients/client-service.js';
 import type { ApiClientRow, Database } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
-import { addressKey, loginBudgetKey } from '../http/client-address.js';
+import { addressKey } from '../http/client-address.js';
 import { toAppError } from '../http/error-handler.js';
-import { AppError } from '../http/errors.js';
 import { setPageHeaders } from '../http/security.js';
 import { grantConsent } from '../oauth/consent-service.js';
 import { PUBLIC } from '../sessions/access-rule.js';
 import type { AdmittedAnyone } from '../sessions/admission.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { clientOf } from '../sessions/token-pairs.js';
-import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-login-service.js';
 import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { requestEmailCode } from '../users/email-code-service.js';
@@ -27,7 +21,8 @@ import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
-import { codeFor, mustConsent, mustSignIn, newBrowserSecret, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { codeFor, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
 import { consentPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
@@ -54,9 +49,6 @@ function readForm(text: string): Record<string, string> {
   return fields;
 }
 
-/** What a sign-in attempt ended in, for the page: a session, or a sentence to show with its status. */
-type Attempt = { session: LiveSigninSession; secret: string } | { status: number; error: PageMessage; retryAfter?: string };
-type Refusal = Extract<Attempt, { status: number }>;
 
 /**
  * GET /oauth/authorize, the authorization endpoint, and the posts of its hosted pages (API.md
@@ -153,95 +145,19 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return redirectTo(reply, replyUri(authorization.redirectUri, { code, state: authorization.state, iss: config.jwtIssuer }));
   }
 
-  /** The options of the sign-in session a sign-in on these pages starts. */
-  const signinSessionOptions = () => {
-    const browser = newBrowserSecret();
-    return { secret: browser.secret, options: { browserSecretHash: browser.hash, lifetimeSeconds: config.signinSessionTtlSeconds } };
-  };
-
-  /** The refusals a sign-in may meet, as the page tells them (never whether the email has an account). */
-  function refusalOf(error: unknown): Refusal {
-    if (!(error instanceof AppError)) throw error;
-    switch (error.code) {
-      case 'invalid_credentials':
-      case 'invalid_email_code':
-        return { status: 400, error: { key: 'signIn.failed' } };
-      case 'invalid_mfa_code':
-        return { status: 400, error: { key: 'secondFactor.failed' } };
-      case 'invalid_mfa_token':
-        return { status: 400, error: { key: 'secondFactor.expired' } };
-      case 'account_suspended':
-        return { status: 403, error: { key: 'signIn.suspended' } };
-      case 'rate_limited': {
-        const retryAfter = error.headers?.['retry-after'] ?? '60';
-        return { status: 429, error: { key: 'signIn.rateLimited', values: { seconds: Number(retryAfter) } }, retryAfter };
-      }
-      default:
-        throw error;
-    }
-  }
-
-  /** A sign-in by password or email code, counted as the API counts it: the address-and-email budget, then the service's limits. */
-  async function attemptSignIn(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<Attempt | { secondStep: SecondStep }> {
-    const email = (form.email ?? '').trim();
-    const started = signinSessionOptions();
-    try {
-      await app.rateLimiter.spend(loginBudgetKey(request.ip, email), config.loginRateLimit);
-      const outcome = byCode
-        ? await logInWithEmailCode(
-            db,
-            tokenIssuer,
-            { email, code: (form.code ?? '').replace(/\s/g, '') },
-            clientOf(request),
-            { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup, accountFailureLimit: config.loginAccountFailureLimit },
-            contextOf(request),
-            started.options,
-          )
-        : await logIn(db, tokenIssuer, { email, password: form.password ?? '' }, clientOf(request), config.loginAccountFailureLimit, started.options);
-      if ('secondStep' in outcome) return { secondStep: outcome.secondStep };
-      return { session: outcome.session, secret: started.secret };
-    } catch (error) {
-      return refusalOf(error);
-    }
-  }
-
-  const mfaSettings = mfaSettingsOf(config, app.secretsAtRest);
+  const attempts = new SignInAttempts({ config, rateLimiter: app.rateLimiter, accountMail: app.accountMail, mfaSettings: mfaSettingsOf(config, app.secretsAtRest), tokenIssuer });
 
   /**
    * The browser's new sign-in session goes into its cookie. The one the cookie named before (a
    * sign-in again, for prompt=login or max_age, or as another person) ends: a browser holds one
    * sign-in, and a session no cookie can reach any more should not stay listed as live.
    */
-  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: { session: LiveSigninSession; secret: string }) {
+  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: SignedIn) {
     const previous = await signinSessionOf(anyone.db, cookies.read(request, SIGNIN_COOKIE));
     if (previous && previous.id !== attempt.session.id) {
       await anyone.transaction((trx) => signOut(trx, { userId: previous.user_id, sessionId: previous.id }, 'logout', contextOf(request, previous.user_id)));
     }
     cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
-  }
-
-  /** The second step of a sign-in (API.md section 12), with the mfa_token its first step left in a cookie, counted as the API counts it. */
-  async function attemptSecondStep(db: Kysely<Database>, request: FastifyRequest, proof: SecondFactorProof): Promise<Attempt> {
-    const token = cookies.read(request, SECOND_STEP_COOKIE);
-    const login = token ? await loginTokenUser(db, token) : undefined;
-    if (!login) return { status: 400, error: { key: 'secondFactor.expired' } };
-    const started = signinSessionOptions();
-    try {
-      await app.rateLimiter.spend(loginBudgetKey(request.ip, login.email), config.loginRateLimit);
-      const { session } = await completeSecondStep(
-        db,
-        tokenIssuer,
-        mfaSettings,
-        { ...login, proof },
-        clientOf(request),
-        { accountFailureLimit: config.loginAccountFailureLimit },
-        contextOf(request, login.userId),
-        started.options,
-      );
-      return { session, secret: started.secret };
-    } catch (error) {
-      return refusalOf(error);
-    }
   }
 
   app.get(
@@ -346,7 +262,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.emailInvalid' } });
           if (!byCode && !form.password) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.passwordMissing' } });
           if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
-          const attempt = await attemptSignIn(db, request, form, byCode);
+          const attempt = await attempts.firstStep(db, request, form, byCode);
           if ('secondStep' in attempt) {
             const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
             if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
@@ -363,7 +279,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         case 'totp':
         case 'recovery_code': {
           const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };
-          const attempt = await attemptSecondStep(db, request, proof);
+          const attempt = await attempts.secondStep(db, request, cookies.read(request, SECOND_STEP_COOKIE), proof);
           if ('error' in attempt) {
             if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
