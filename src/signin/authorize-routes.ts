@@ -164,6 +164,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     '/oauth/authorize',
     {
       config: { access: PUBLIC, noStore: true },
+      // A HEAD (a link checker, a prefetch) must not issue a code nor start anything.
+      exposeHeadRoute: false,
       validatorCompiler: readsItsOwnInput,
       schema: {
         operationId: 'authorize',

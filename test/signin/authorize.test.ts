@@ -441,6 +441,11 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 
+  it('answers no HEAD, which would issue a code to a link checker', async () => {
+    const head = await testApp.app.inject({ method: 'HEAD', url: authorizeUrl() });
+    assert.equal(head.statusCode, 405);
+  });
+
   it('serves the stylesheet the pages load', async () => {
     const css = await testApp.app.inject({ method: 'GET', url: '/oauth/assets/pages.css' });
     assert.equal(css.statusCode, 200);
