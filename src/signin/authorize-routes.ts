@@ -23,7 +23,7 @@ import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 import { codeFor, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
 import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
-import { consentPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
+import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -121,6 +121,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
   }
 
+  function showCreateAccount(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof createAccountPage>[1]) {
+    return sendPage(reply, status, createAccountPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
+  }
+
   /**
    * After the checks for a sign-in: the consent page when it must be shown, else a code for the
    * app at once. With prompt=none, what would need a page is an error for the app instead.
@@ -130,6 +134,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     const fault = (error: string, description: string) => redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error, description });
     if (mustSignIn(authorization, session, signedInNow) || session === undefined) {
       if (silent) return fault('login_required', 'The user is not signed in (or signed in longer ago than max_age).');
+      if (authorization.prompts.includes('create') && config.allowRegistration) return showCreateAccount(request, reply, authorization, 200, { email: authorization.loginHint ?? '', name: '' });
       return showSignIn(request, reply, authorization, 200, { stage: 'password', email: authorization.loginHint ?? '' });
     }
     if (await mustConsent(db, authorization, session.user_id)) {
@@ -183,7 +188,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering ' +
           'every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 ' +
           'to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` ' +
-          'or a code. `prompt=create` shows the sign-in page (whose email code signs up an address no account has). The pages are ' +
+          'or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are ' +
           'in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with ' +
           '`Cache-Control: no-store` and a strict Content-Security-Policy.',
         querystring: AuthorizeQuery,
@@ -224,7 +229,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page ' +
           'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
           '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page ' +
-          '(passkeys need the script these pages do not have yet).',
+          '(passkeys need the script these pages do not have yet). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
+          'else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends ' +
+          'the address-and-email login budget.',
         querystring: AuthorizeQuery,
         consumes: [FORM],
         body: AuthorizeForm,
@@ -233,7 +240,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           200: HtmlPage('The next page: the email code field, the second factor, or the consent page.'),
           303: REDIRECT_303,
           400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
-          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor.'),
+          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed.'),
+          409: HtmlPage('The create-account page again: the email is taken.'),
           429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
         },
       },
@@ -289,6 +297,22 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods: PAGE_METHODS, error: attempt.error }), requestPolicy(authorization));
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
+          await keepSignIn(anyone, request, reply, attempt);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'create': {
+          if (!config.allowRegistration) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'createAccount.closed' });
+          const name = (form.name ?? '').trim();
+          const password = form.password ?? '';
+          const page = { email, name };
+          if (name === '' || name.length > 100) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.nameMissing' } });
+          if (!EMAIL.test(email) || email.length > 254) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'signIn.emailInvalid' } });
+          if (password.length < 8 || password.length > 128) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.passwordInvalid' } });
+          const attempt = await attempts.createAccount(anyone, request, { email, name, password });
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            return showCreateAccount(request, reply, authorization, attempt.status, { ...page, error: attempt.error });
+          }
           await keepSignIn(anyone, request, reply, attempt);
           return carryOn(db, request, reply, authorization, attempt.session, true);
         }

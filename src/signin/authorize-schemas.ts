@@ -16,7 +16,7 @@ export const AuthorizeQuery = Type.Object({
   nonce: text('Put into the ID token as it came.'),
   code_challenge: text('PKCE (RFC 7636): the base64url SHA-256 of the code verifier, 43 characters.'),
   code_challenge_method: text('`S256`, the only method.', ['S256']),
-  prompt: text('`none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the sign-in page).', ['login']),
+  prompt: text('`none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the create-account page).', ['login']),
   max_age: text('Seconds: a sign-in older than this is asked again.', ['3600']),
   login_hint: text('An email to fill in on the sign-in page.'),
   ui_locales: text('Space-separated language tags, by preference: `en`, `de`.', ['de en']),
@@ -25,10 +25,11 @@ export const AuthorizeQuery = Type.Object({
 /** The fields of the hosted pages' forms (API.md section 18). */
 export const AuthorizeForm = Type.Object(
   {
-    action: text('The button pressed: `password`, `send_code`, `email_code`, `totp`, `recovery_code`, `allow`, `deny`.', ['password']),
+    action: text('The button pressed: `password`, `send_code`, `email_code`, `totp`, `recovery_code`, `create`, `allow`, `deny`.', ['password']),
     csrf_token: text("The form's CSRF token (from the page; bound to the browser by a cookie)."),
     email: text('The email (`password`, `send_code`, `email_code`).'),
-    password: text('The password (`password`).'),
+    password: text('The password (`password`), or the new one (`create`).'),
+    name: text('The name of a new account (`create`).'),
     code: text('The 6-digit code of the email (`email_code`) or of the authenticator app (`totp`).'),
     recovery_code: text('A recovery code (`recovery_code`).'),
   },

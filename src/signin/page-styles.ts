@@ -24,6 +24,7 @@ button.primary { background: #1d4ed8; border-color: #1d4ed8; color: #ffffff; }
 .buttons button { flex: 1 1 8rem; }
 .error { color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 0.375rem; padding: 0.5rem 0.75rem; margin: 0; }
 .notice { color: #14532d; background: #f0fdf4; border: 1px solid #bbf7d0; border-radius: 0.375rem; padding: 0.5rem 0.75rem; margin: 0; }
+.hint { margin: 0; color: #3f3f46; font-size: 0.875rem; }
 .app-logo { width: 4rem; height: 4rem; object-fit: contain; }
 ul { margin: 0; padding-left: 1.25rem; }
 .skip { position: absolute; left: -10000px; top: 0; background: #ffffff; color: #1d4ed8; padding: 0.5rem; }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { logInWithEmailCode } from '../auth/email-code-login-service.js';
@@ -13,8 +14,11 @@ import type { MfaSettings } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { clientOf } from '../sessions/token-pairs.js';
+import { hashPassword } from '../sessions/passwords.js';
+import type { AdmittedAnyone } from '../sessions/admission.js';
+import { clientOf, openSession, PASSWORD_ONLY } from '../sessions/token-pairs.js';
 import type { MailSettings } from '../users/account-emails.js';
+import { createUser } from '../users/user-service.js';
 import type { PageMessage } from './signin-pages.js';
 import { newBrowserSecret } from './signin-service.js';
 
@@ -41,6 +45,8 @@ export function refusalOf(error: unknown): Refusal {
       return { status: 400, error: { key: 'secondFactor.failed' } };
     case 'invalid_mfa_token':
       return { status: 400, error: { key: 'secondFactor.expired' } };
+    case 'email_taken':
+      return { status: 409, error: { key: 'createAccount.emailTaken' } };
     case 'account_suspended':
       return { status: 403, error: { key: 'signIn.suspended' } };
     case 'rate_limited': {
@@ -113,6 +119,30 @@ export class SignInAttempts {
         contextOf(request, login.userId),
         started.options,
       );
+      return { session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  /**
+   * A new account from the create-account page, as POST /api/auth/register makes one (role
+   * `user`, its email to verify, the verification mail queued), signed in at once: its sign-in
+   * session starts in the same transaction. Spends the address-and-email login budget, so the
+   * page cannot be used to try addresses faster than the sign-in page.
+   */
+  async createAccount(anyone: AdmittedAnyone, request: FastifyRequest, fields: { email: string; name: string; password: string }): Promise<SignedIn | Refusal> {
+    const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
+    const started = this.newSigninSession();
+    try {
+      await rateLimiter.spend(loginBudgetKey(request.ip, fields.email), config.loginRateLimit);
+      const passwordHash = await hashPassword(fields.password);
+      const id = randomUUID();
+      const session = await anyone.transaction(async (trx) => {
+        // The new user is the actor of its own registration, as at POST /api/auth/register.
+        const user = await createUser(trx, { id, email: fields.email, name: fields.name, passwordHash, role: 'user' }, contextOf(request, id), accountMail);
+        return (await openSession(trx, tokenIssuer, user.id, clientOf(request), PASSWORD_ONLY, undefined, started.options)).session;
+      });
       return { session, secret: started.secret };
     } catch (error) {
       return refusalOf(error);

@@ -188,3 +188,38 @@ export function secondFactorPage(context: PageContext, page: { methods: string[]
     ),
   });
 }
+
+/**
+ * The create-account page (API.md section 18, `prompt=create`, while ALLOW_REGISTRATION is on):
+ * name, email and a new password, posted with `action=create`.
+ */
+export function createAccountPage(context: PageContext, page: { email: string; name: string; error?: PageMessage }): string {
+  const { locale } = context;
+  const invalid = page.error ? 'true' : undefined;
+  const withError = (id: string) => [id, page.error ? ERROR_ID : undefined].filter(Boolean).join(' ') || undefined;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'createAccount.title', { brand: context.brand.name }),
+    children: (
+      <form method="post" action={context.formAction} class="stack">
+        {page.error && (
+          <p id={ERROR_ID} class="error" role="alert">
+            {message(locale, page.error.key, page.error.values)}
+          </p>
+        )}
+        <input type="hidden" name="csrf_token" value={context.csrfToken} />
+        <label for="name">{message(locale, 'field.name')}</label>
+        <input id="name" name="name" type="text" autocomplete="name" maxLength={100} value={page.name} required aria-invalid={invalid} aria-describedby={withError('')} />
+        <label for="email">{message(locale, 'field.email')}</label>
+        <input id="email" name="email" type="email" autocomplete="email" value={page.email} required aria-invalid={invalid} aria-describedby={withError('')} />
+        <label for="password">{message(locale, 'field.newPassword')}</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" minLength={8} maxLength={128} required aria-invalid={invalid} aria-describedby={withError('password-rules')} />
+        <p id="password-rules" class="hint">{message(locale, 'createAccount.passwordRules')}</p>
+        <button type="submit" name="action" value="create" class="primary">
+          {message(locale, 'createAccount.submit')}
+        </button>
+      </form>
+    ),
+  });
+}

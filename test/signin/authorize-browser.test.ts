@@ -132,4 +132,12 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     assert.ok(new URL(page.url()).searchParams.get('code'));
     assert.deepEqual(policyReports, [], 'the policy refused nothing the pages use');
   });
+
+  it('shows the create-account page of prompt=create without an axe violation', async () => {
+    // A live sign-in session answers at once; prompt=create opens the page for a browser that needs to sign in.
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.firstParty, { prompt: 'create' }));
+    assert.equal(await page.getByLabel('New password').getAttribute('autocomplete'), 'new-password');
+    assert.deepEqual(await violationsAtBothWidths(), []);
+  });
 });

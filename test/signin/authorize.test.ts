@@ -441,6 +441,40 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 
+  it('creates an account on the page prompt=create opens, signed in at once, and refuses a taken email', async () => {
+    const browser = new PageBrowser(testApp.app);
+    const page = await browser.get(authorizeUrl({ prompt: 'create' }));
+    assert.equal(page.statusCode, 200);
+    assertPageHeaders(page);
+    assert.match(page.body, /<h1>Create your Acme Shop account<\/h1>/);
+    assert.match(page.body, /name="name" type="text" autocomplete="name"/);
+    assert.match(page.body, /name="password" type="password" autocomplete="new-password"/);
+    const email = uniqueEmail('created');
+    const short = await browser.submit(page, 'create', { name: 'Ada', email, password: 'short' });
+    assert.equal(short.statusCode, 400);
+    assert.match(short.body, /role="alert">Choose a password of 8 to 128 characters\./);
+    const reply = await browser.submit(short, 'create', { name: 'Ada Lovelace', email, password: 'correct-horse-battery' });
+    const query = redirectOf(reply);
+    const user = await testApp.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    assert.equal(user.name, 'Ada Lovelace');
+    assert.equal(user.role, 'user');
+    assert.equal(user.email_verified, false);
+    const stored = await testApp.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', hashAuthorizationCode(query.get('code')!)).executeTakeFirstOrThrow();
+    assert.equal(stored.user_id, user.id);
+    assert.deepEqual(stored.amr, ['pwd']);
+    const registered = await testApp.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', '=', 'user.registered').execute();
+    assert.equal(registered.length, 1);
+
+    const again = await new PageBrowser(testApp.app).get(authorizeUrl({ prompt: 'create' }));
+    const taken = await new PageBrowser(testApp.app).post(authorizeUrl({ prompt: 'create' }), { csrf_token: csrfTokenOf(again.body), action: 'create', name: 'Other', email, password: 'correct-horse-battery' });
+    assert.equal(taken.statusCode, 403, 'a post without the cookie of its token is refused first');
+    const browser2 = new PageBrowser(testApp.app);
+    const page2 = await browser2.get(authorizeUrl({ prompt: 'create' }));
+    const duplicate = await browser2.submit(page2, 'create', { name: 'Other', email, password: 'correct-horse-battery' });
+    assert.equal(duplicate.statusCode, 409);
+    assert.match(duplicate.body, /An account already uses this email/);
+  });
+
   it('answers no HEAD, which would issue a code to a link checker', async () => {
     const head = await testApp.app.inject({ method: 'HEAD', url: authorizeUrl() });
     assert.equal(head.statusCode, 405);
