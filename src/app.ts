@@ -16,8 +16,8 @@ import { methodNotAllowedPlugin } from './http/method-not-allowed.js';
 import { metricsPlugin } from './http/metrics.js';
 import { mfaPlugin } from './mfa/mfa-plugin.js';
 import { oauthPlugin } from './oauth/oauth-plugin.js';
-import { logoutRoutes } from './signin/logout-routes.js';
 import { privacyPlugin } from './privacy/privacy-plugin.js';
+import { signinPlugin } from './signin/signin-plugin.js';
 import type { Tracing } from './tracing.js';
 import { importsPlugin } from './imports/imports-plugin.js';
 import { openApiPlugin } from './http/openapi.js';
@@ -109,7 +109,6 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
   }
   await app.register(oauthPlugin, { tokenIssuer, idTokens: signingKeys.idTokens, database, jobs });
-  // Off (404) unless the issuer is https, or http on a loopback host (API.md section 18).
-  if (config.authorizationServer) await app.register(logoutRoutes, { idTokens: signingKeys.idTokens, brand: { name: 'Shop', logoUrl: undefined }, defaultLocale: 'en' });
+  await app.register(signinPlugin, { tokenIssuer, idTokens: signingKeys.idTokens });
   return { app, jobs, metricsRegistry, idTokens: signingKeys.idTokens };
 }

@@ -70,6 +70,10 @@ export const EnvironmentSchema = Type.Object({
   MFA_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   WEBAUTHN_RP_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', maxLength: 253 })),
   MFA_ISSUER: Type.String({ minLength: 1, maxLength: 64, default: 'Shop' }),
+  SIGNIN_SESSION_TTL: Type.Integer({ minimum: 60, maximum: 31536000, default: 2592000 }),
+  SIGNIN_BRAND_NAME: Type.String({ minLength: 1, maxLength: 64, default: 'Shop' }),
+  SIGNIN_LOGO_URL: Type.Optional(Type.String({ pattern: '^https://[^\\s]+$', maxLength: 2000 })),
+  SIGNIN_DEFAULT_LOCALE: Type.String({ enum: ['en', 'de'], default: 'en' }),
 });
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -154,6 +158,13 @@ export interface Config {
   webauthnOrigin: string;
   /** The name authenticator apps and passkey prompts show for the service. */
   mfaIssuer: string;
+  /** Seconds a hosted pages' sign-in session lives from the last sign-in (API.md section 18). */
+  signinSessionTtlSeconds: number;
+  /** The name and (an https URL) the logo the hosted pages show. */
+  signinBrandName: string;
+  signinLogoUrl: string | undefined;
+  /** The hosted pages' language when neither ui_locales nor Accept-Language names one they are written in. */
+  signinDefaultLocale: 'en' | 'de';
 }
 
 export class ConfigError extends Error {}
@@ -251,6 +262,10 @@ export function buildConfig(environment: Environment): Config {
     webauthnRpId: environment.WEBAUTHN_RP_ID ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, ''),
     webauthnOrigin: new URL(publicUrl).origin,
     mfaIssuer: environment.MFA_ISSUER,
+    signinSessionTtlSeconds: environment.SIGNIN_SESSION_TTL,
+    signinBrandName: environment.SIGNIN_BRAND_NAME,
+    signinLogoUrl: environment.SIGNIN_LOGO_URL,
+    signinDefaultLocale: environment.SIGNIN_DEFAULT_LOCALE as 'en' | 'de',
   };
 }
 

@@ -38,6 +38,10 @@ describe('configuration', () => {
     assert.equal(buildConfig(parseEnvironment({ PUBLIC_URL: 'https://shop.example/accounts/' })).jwtIssuer, 'https://shop.example/accounts', 'without the trailing slash');
     assert.equal(config.eventRetentionDays, 365);
     assert.equal(config.mfaFailureLimit, 10);
+    assert.equal(config.signinSessionTtlSeconds, 2592000);
+    assert.equal(config.signinBrandName, 'Shop');
+    assert.equal(config.signinLogoUrl, undefined);
+    assert.equal(config.signinDefaultLocale, 'en');
   });
 
   it('refuses a bad value with a message naming the variable', () => {
@@ -50,6 +54,9 @@ describe('configuration', () => {
       [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
       [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
       [{ MFA_FAILURE_LIMIT: '0' }, /MFA_FAILURE_LIMIT/],
+      [{ SIGNIN_LOGO_URL: 'http://cdn.example/logo.png' }, /SIGNIN_LOGO_URL/],
+      [{ SIGNIN_DEFAULT_LOCALE: 'fr' }, /SIGNIN_DEFAULT_LOCALE/],
+      [{ SIGNIN_SESSION_TTL: '0' }, /SIGNIN_SESSION_TTL/],
     ];
     for (const [environment, pattern] of cases) {
       assert.throws(() => loadConfig(environment), (error: unknown) => error instanceof ConfigError && pattern.test(error.message));

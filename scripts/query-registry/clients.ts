@@ -8,7 +8,6 @@ export const clients: RepositoryFile[] = [
     area: 'clients',
     entries: {
       clientById: callerReadSample(clientRepository.clientById, SAMPLE.clientId),
-      findLiveApp: call(clientRepository.findLiveApp, SAMPLE.clientId),
       clientsPage: call(clientRepository.clientsPage, FIRST_PAGE),
       countClients: call(clientRepository.countClients),
       lockClient: call(clientRepository.lockClient, SAMPLE.clientId),

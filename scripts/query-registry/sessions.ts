@@ -71,13 +71,13 @@ export const sessions: RepositoryFile[] = [
       // Ends the sample session, so its refresh tokens are revoked in a second statement.
       endSessions: call(sessionRepository.endSessions, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
       endSessionsOfApp: call(sessionRepository.endSessionsOfApp, SAMPLE.clientId),
-      findSignInSessionByBrowserSecret: call(sessionRepository.findSignInSessionByBrowserSecret, 'sha256-hex-of-the-cookie-secret'),
       extendSession: call(sessionRepository.extendSession, SAMPLE.sessionId, SAMPLE.date),
       touchSession: call(sessionRepository.touchSession, SAMPLE.sessionId),
       markSecondFactorVerified: call(sessionRepository.markSecondFactorVerified, SAMPLE.sessionId),
       allSessionsOfUserPage: call(sessionRepository.allSessionsOfUserPage, SAMPLE.userId, FIRST_PAGE),
       deleteSessionsOfUser: call(sessionRepository.deleteSessionsOfUser, SAMPLE.userId),
       purgeSessionsEndedBefore: call(sessionRepository.purgeSessionsEndedBefore, SAMPLE.date),
+      findLiveSigninSession: call(sessionRepository.findLiveSigninSession, 'browser-secret-hash'),
     },
   },
   {

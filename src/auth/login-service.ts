@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, SessionRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { accountSuspended, AppError } from '../http/errors.js';
 import { verifyPassword } from '../sessions/passwords.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
+import { openSession, PASSWORD_ONLY, type ClientDetails, type SessionOptions, type TokenPair } from '../sessions/token-pairs.js';
 import { secondStepOf, type SecondStep } from '../mfa/mfa-login-service.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
 import { findUserByEmail, lockUserForLogin } from '../users/user-service.js';
@@ -19,7 +19,8 @@ export const invalidCredentials = () => new AppError('invalid_credentials', 'The
  * no session; one that commits after this transaction ends the session it started. Either way
  * no session of a login that began before such a change outlives it (API.md section 10).
  * A user with a second factor gets no session yet: the login answers with its second step (an
- * `mfa_token`, API.md section 12), issued under the same lock.
+ * `mfa_token`, API.md section 12), issued under the same lock. The hosted pages pass the
+ * options of their sign-in session (API.md section 18); the API passes none.
  */
 export async function logIn(
   db: Kysely<Database>,
@@ -27,7 +28,8 @@ export async function logIn(
   credentials: { email: string; password: string },
   client: ClientDetails,
   accountFailureLimit: number,
-): Promise<{ pair: TokenPair } | { secondStep: SecondStep }> {
+  sessionOptions: SessionOptions = {},
+): Promise<{ pair: TokenPair; session: SessionRow } | { secondStep: SecondStep }> {
   const attempt = await beginLoginAttempt(db, credentials.email, accountFailureLimit);
   const user = await findUserByEmail(db, credentials.email);
   const passwordMatches = await verifyPassword(user?.password_hash, credentials.password);
@@ -39,6 +41,6 @@ export async function logIn(
     if (!now || now.deleted_at || now.password_hash !== user.password_hash || now.session_version !== user.session_version) throw invalidCredentials();
     if (now.status !== 'active') throw accountSuspended();
     const secondStep = await secondStepOf(trx, { id: user.id, session_version: now.session_version });
-    return secondStep ? { secondStep } : { pair: await startSession(trx, issuer, user.id, client) };
+    return secondStep ? { secondStep } : await openSession(trx, issuer, user.id, client, PASSWORD_ONLY, undefined, sessionOptions);
   });
 }

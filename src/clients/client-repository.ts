@@ -7,18 +7,6 @@ import { callerRead } from '../sessions/caller-query.js';
 /** A client that is not deleted, by id, beside the caller. */
 export const clientById = callerRead<ApiClientRow, [string]>('clients.byId', (db, id) => db.selectFrom('api_clients').selectAll().where('id', '=', id).where('deleted_at', 'is', null));
 
-/** An app (a confidential or public client) that may sign users in now: not deleted, not disabled. */
-export function findLiveApp(db: Kysely<Database>, id: string): Promise<ApiClientRow | undefined> {
-  return db
-    .selectFrom('api_clients')
-    .selectAll()
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .where('status', '=', 'active')
-    .where('type', 'in', ['confidential', 'public'])
-    .executeTakeFirst();
-}
-
 export function clientsPage(db: Kysely<Database>, page: PageRequest) {
   return keysetPage(db.selectFrom('api_clients').selectAll().where('deleted_at', 'is', null), page, 'newest-first');
 }

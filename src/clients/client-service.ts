@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { ApiClientRow, ApiClientSecretRow, Database } from '../db/tables.js';
 import { changedFields, record, type EventContext } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
@@ -8,14 +8,19 @@ import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { hashClientSecret, newClientSecret, PREFIX_LENGTH } from '../sessions/client-secrets.js';
 import { endSessionsOfApp } from '../sessions/session-service.js';
-import { deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
+import { clientById, deleteSecrets, expireOtherSecrets, insertClient, insertSecret, lockClient, updateClient } from './client-repository.js';
 import { APP_FIELDS, type ClientPatch, type CreateClientInput } from './client-schemas.js';
 import { assertCreatable, assertPatchable } from './client-type-rules.js';
 
 /** For the composition root, which hands it to the sessions plugin: the admission notes a client's use. */
-export { findLiveApp, noteClientUsed } from './client-repository.js';
+export { noteClientUsed } from './client-repository.js';
 /** For the authorization server's client authentication (oauth/client-authentication.ts): a secret's client, a public app by id. */
 export { findUndeletedClient, findUsableSecret } from './client-repository.js';
+
+/** A client that is not deleted, by id, for a request with no caller of its own (the authorization endpoint names its app). */
+export async function findClient(db: Kysely<Database>, id: string): Promise<ApiClientRow | undefined> {
+  return (await clientById.alone(db, [id]))[0];
+}
 
 /** Roll a secret: the others keep working for a day unless said otherwise. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;

@@ -48,7 +48,7 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings; 
       if (!login) throw invalidMfaToken();
       await app.rateLimiter.spend(`login:${addressKey(request.ip)}:${login.email.toLowerCase()}`, config.loginRateLimit);
       const proof = ('code' in rest ? { code: rest.code.replace(/\s/g, '') } : rest) as SecondFactorProof;
-      return completeSecondStep(
+      const { pair } = await completeSecondStep(
         db,
         tokenIssuer,
         settings,
@@ -57,6 +57,7 @@ export const mfaLoginRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings; 
         { accountFailureLimit: config.loginAccountFailureLimit },
         contextOf(request, login.userId),
       );
+      return pair;
     },
   );
 };

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, FirstFactor } from '../db/tables.js';
+import type { Database, FirstFactor, SessionRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { accountSuspended, AppError } from '../http/errors.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { startSession, type ClientDetails, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
+import { openSession, type ClientDetails, type SessionOptions, type SessionStart, type TokenPair } from '../sessions/token-pairs.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
 import { findUserById, lockUserForLogin } from '../users/user-service.js';
 import { factorsOfUser } from './factor-repository.js';
@@ -68,7 +68,7 @@ export async function loginTokenUser(db: Kysely<Database>, mfaToken: string): Pr
   return user ? { tokenId: token.id, userId: user.id, email: user.email } : undefined;
 }
 
-type SecondStepOutcome = { pair: TokenPair } | { refusal: 'token' | 'code' | 'suspended' } | { lockedForSeconds: number };
+type SecondStepOutcome = { pair: TokenPair; session: SessionRow } | { refusal: 'token' | 'code' | 'suspended' } | { lockedForSeconds: number };
 
 /**
  * A login's second step: the code counts toward the account's failed logins until it proves
@@ -78,7 +78,8 @@ type SecondStepOutcome = { pair: TokenPair } | { refusal: 'token' | 'code' | 'su
  * moved) and starts nothing then. A wrong code is counted on the token (and toward the user's
  * second-factor lock) and committed before the refusal; the 5th kills the token. While the user's
  * second-factor checks are locked the step is 429 and neither the token nor the account's failed
- * logins count it: the password step stays open.
+ * logins count it: the password step stays open. The hosted pages pass the options of their
+ * sign-in session (API.md section 18).
  */
 export async function completeSecondStep(
   db: Kysely<Database>,
@@ -88,7 +89,8 @@ export async function completeSecondStep(
   client: ClientDetails,
   limits: { accountFailureLimit: number },
   context: EventContext,
-): Promise<TokenPair> {
+  sessionOptions: SessionOptions = {},
+): Promise<{ pair: TokenPair; session: SessionRow }> {
   const attempt = await beginLoginAttempt(db, login.email, limits.accountFailureLimit);
   const outcome = await inTransaction(db, async (trx): Promise<SecondStepOutcome> => {
     const token = await lockLoginToken(trx, login.tokenId);
@@ -108,11 +110,11 @@ export async function completeSecondStep(
     }
     await spendLoginToken(trx, token.id);
     if (user.status !== 'active') return { refusal: 'suspended' };
-    return { pair: await startSession(trx, issuer, user.id, client, SESSION_START[token.first_factor][checked.method]) };
+    return openSession(trx, issuer, user.id, client, SESSION_START[token.first_factor][checked.method], undefined, sessionOptions);
   });
   if ('pair' in outcome) {
     await loginSucceeded(db, attempt);
-    return outcome.pair;
+    return outcome;
   }
   if ('lockedForSeconds' in outcome) {
     await loginSucceeded(db, attempt);

@@ -9,7 +9,7 @@ import { mfaLoginRoutes } from './mfa-login-routes.js';
 import { mfaRoutes } from './mfa-routes.js';
 import { MfaFactorSchema } from './mfa-schemas.js';
 import { passkeySignInRoutes } from './passkey-sign-in-routes.js';
-import type { MfaSettings } from './mfa-settings.js';
+import { mfaSettingsOf, type MfaSettings } from './mfa-settings.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 
@@ -19,12 +19,7 @@ const HOUR_MS = 60 * 60 * 1000;
 export const mfaPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner; tokenIssuer: TokenIssuer }) => {
     const { config } = app;
-    const settings: MfaSettings = {
-      party: { id: config.webauthnRpId, origin: config.webauthnOrigin, name: config.mfaIssuer },
-      secrets: app.secretsAtRest,
-      requiredRoles: config.mfaRequiredRoles,
-      failureLimit: config.mfaFailureLimit,
-    };
+    const settings: MfaSettings = mfaSettingsOf(config, app.secretsAtRest);
     const { db } = options.database;
     options.jobs.add({
       name: 'purge-second-factor-leftovers',

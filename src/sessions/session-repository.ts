@@ -75,17 +75,6 @@ export async function endSessionsOfApp(db: Kysely<Database>, clientId: string): 
   return ended.length;
 }
 
-/** The open sign-in session whose browser cookie carries the secret of this SHA-256. */
-export function findSignInSessionByBrowserSecret(db: Kysely<Database>, browserSecretHash: string): Promise<Pick<SessionRow, 'id' | 'user_id'> | undefined> {
-  return db
-    .selectFrom('sessions')
-    .select(['id', 'user_id'])
-    .where('browser_secret_hash', '=', browserSecretHash)
-    .where('ended_at', 'is', null)
-    .where('expires_at', '>', new Date())
-    .executeTakeFirst();
-}
-
 export async function extendSession(db: Kysely<Database>, id: string, expiresAt: Date): Promise<void> {
   await db.updateTable('sessions').set({ expires_at: expiresAt, last_used_at: new Date() }).where('id', '=', id).execute();
 }
@@ -133,4 +122,31 @@ export async function purgeSessionsEndedBefore(db: Kysely<Database>, cutoff: Dat
     purged += result.rows.length;
     if (result.rows.length < PURGE_BATCH) return purged;
   }
+}
+
+/** What the hosted pages know of the browser's sign-in: its session, its user, and how and when the user authenticated. */
+export interface LiveSigninSession {
+  id: string;
+  user_id: string;
+  auth_time: Date;
+  amr: string[];
+}
+
+/**
+ * The hosted pages' sign-in session whose browser cookie's secret hashes to `browserSecretHash`
+ * (API.md section 18), read on every request: only while it has not ended or expired and its
+ * user is active and not deleted, so a logout, suspension, deletion or password change counts
+ * on the very next page.
+ */
+export function findLiveSigninSession(db: Kysely<Database>, browserSecretHash: string): Promise<LiveSigninSession | undefined> {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select(['sessions.id', 'sessions.user_id', 'sessions.auth_time', 'sessions.amr'])
+    .where('sessions.browser_secret_hash', '=', browserSecretHash)
+    .where('sessions.ended_at', 'is', null)
+    .where('sessions.expires_at', '>', new Date())
+    .where('users.status', '=', 'active')
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
 }

@@ -6,5 +6,5 @@
  * statements are session-repository.ts's, handed on as they are; other areas import this file,
  * never the repository (scripts/check-layers.ts).
  */
-export { allSessionsOfUserPage, deleteSessionsOfUser, endSessions, endSessionsOfApp, findSession, findSessionForUpdate, findSignInSessionByBrowserSecret, markSecondFactorVerified } from './session-repository.js';
+export { allSessionsOfUserPage, deleteSessionsOfUser, endSessions, endSessionsOfApp, findSession, findSessionForUpdate, markSecondFactorVerified } from './session-repository.js';
 export { findRefreshToken } from './refresh-token-repository.js';

@@ -9,13 +9,13 @@ import type { IdTokenSigner } from '../sessions/id-token-signer.js';
 import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { logoutErrorPage, signedOutPage, signOutPage } from './logout-pages.js';
-import { hashBrowserSecret, logoutHintOf, logOut, registeredLogoutRedirect, type LogoutHint } from './logout-service.js';
+import { logoutHintOf, logOut, registeredLogoutRedirect, type LogoutHint } from './logout-service.js';
+import { hashBrowserSecret, SIGNIN_COOKIE } from './signin-service.js';
 import type { Brand } from './page-document.js';
-import { chooseLocale, type PageLocale } from './page-locale.js';
+import { chooseLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 
 const FORM = 'application/x-www-form-urlencoded';
-const SIGN_IN_COOKIE = 'shop_sid';
 
 const LogoutQuery = Type.Object(
   {
@@ -38,8 +38,10 @@ const redirect = (description: string) => ({ description, headers: { location: {
  * only asks, and the confirmation's `POST` (CSRF-checked) ends the browser's sign-in session.
  * Only a URI registered for the app is ever redirected to.
  */
-export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; brand: Brand; defaultLocale: PageLocale }> = async (app, { idTokens, brand, defaultLocale }) => {
+export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }> = async (app, { idTokens }) => {
   const { config } = app;
+  const brand: Brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
+  const defaultLocale = config.signinDefaultLocale;
   const cookies = new BrowserCookies(config.publicUrl);
   const csrf = new CsrfTokens(cookies);
 
@@ -60,7 +62,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; 
     return reply.code(303).header('cache-control', 'no-store').redirect(target.href, 303);
   };
   const browserSecretHashOf = (request: FastifyRequest) => {
-    const secret = cookies.read(request, SIGN_IN_COOKIE);
+    const secret = cookies.read(request, SIGNIN_COOKIE);
     return secret === undefined ? undefined : hashBrowserSecret(secret);
   };
   /** The hint, checked: undefined when none was sent, 'invalid' when one was sent that this service did not issue (or whose app is not `client_id`). */
@@ -112,7 +114,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; 
       const outcome = await transaction((trx) => logOut(trx, { hint, browserSecretHash }, contextOf(request, hint.userId)));
       // The browser's own sign-in is another user's: ended only when that person confirms it here.
       if (outcome.otherUsersSignIn) return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url));
-      if (browserSecretHash !== undefined) cookies.write(reply, SIGN_IN_COOKIE, '', 0);
+      if (browserSecretHash !== undefined) cookies.write(reply, SIGNIN_COOKIE, '', 0);
       const target = await registeredLogoutRedirect(db, appOf(hint, parameters), parameters.post_logout_redirect_uri);
       return target ? redirectTo(reply, target, parameters.state) : sendPage(reply, 200, signedOutPage(locale, brand));
     },
@@ -150,7 +152,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner; 
       const browserSecretHash = browserSecretHashOf(request);
       if (browserSecretHash !== undefined) {
         await transaction((trx) => logOut(trx, { browserSecretHash }, contextOf(request)));
-        cookies.write(reply, SIGN_IN_COOKIE, '', 0);
+        cookies.write(reply, SIGNIN_COOKIE, '', 0);
       }
       const target = await registeredLogoutRedirect(db, appOf(undefined, parameters), parameters.post_logout_redirect_uri);
       return target ? redirectTo(reply, target, parameters.state) : sendPage(reply, 200, signedOutPage(locale, brand));

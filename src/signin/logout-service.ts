@@ -1,13 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { findLiveApp } from '../clients/client-service.js';
+import { findClient } from '../clients/client-service.js';
 import type { Database } from '../db/tables.js';
 import type { EventContext } from '../events/event-recorder.js';
-import { findSessionForUpdate, findSignInSessionByBrowserSecret } from '../sessions/session-service.js';
+import { findSessionForUpdate } from '../sessions/session-service.js';
+import { liveSigninSession } from '../sessions/signin-sessions.js';
 import { signOut } from '../users/sign-out-service.js';
-
-/** The hosted pages' sign-in cookie holds a random secret; the database keeps its SHA-256 only. */
-export const hashBrowserSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
 /** What an `id_token_hint` names, once its signature is checked: the app, the user and the app's session. */
 export interface LogoutHint {
@@ -45,7 +42,7 @@ export async function logOut(trx: Transaction<Database>, which: { hint?: LogoutH
     }
   }
   if (which.browserSecretHash) {
-    const signIn = await findSignInSessionByBrowserSecret(trx, which.browserSecretHash);
+    const signIn = await liveSigninSession(trx, which.browserSecretHash);
     if (signIn && which.hint && signIn.user_id !== which.hint.userId) return { otherUsersSignIn: true };
     if (signIn) await endSignIn(trx, signIn.user_id, signIn.id, context);
   }
@@ -61,6 +58,6 @@ async function endSignIn(trx: Transaction<Database>, userId: string, signinSessi
 /** Where a logout may send the browser: a URI the app registered for it, character for character; else nowhere. */
 export async function registeredLogoutRedirect(db: Kysely<Database>, clientId: string | undefined, uri: string | undefined): Promise<string | undefined> {
   if (clientId === undefined || uri === undefined) return undefined;
-  const app = await findLiveApp(db, clientId);
-  return app?.post_logout_redirect_uris.includes(uri) ? uri : undefined;
+  const app = await findClient(db, clientId);
+  return app && app.status === 'active' && app.post_logout_redirect_uris.includes(uri) ? uri : undefined;
 }

@@ -12,8 +12,6 @@ import { insertEmailCode } from './email-code-repository.js';
 export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds' | 'emailCodeTtlSeconds'> & {
   /** Seals the live verification link, so that a resend sends the same link. */
   secrets: SecretsAtRest;
-  /** The language of the mail: a hosted page's (API.md section 18); English when unset. */
-  locale?: MailLocale;
 };
 
 const linkFor = (template: string, token: string) => template.replaceAll('{token}', encodeURIComponent(token));
@@ -22,7 +20,7 @@ const linkFor = (template: string, token: string) => template.replaceAll('{token
  * A new verification link to the user's current address, in the caller's transaction; links
  * sent before (to this or an earlier address) stop working.
  */
-export async function queueVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function queueVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }, language?: MailLocale): Promise<void> {
   await spendAccountTokens(trx, user.id, 'email_verification');
   const token = await createAccountToken(trx, {
     userId: user.id,
@@ -31,27 +29,27 @@ export async function queueVerificationMail(trx: Transaction<Database>, settings
     ttlSeconds: settings.emailVerificationTtlSeconds,
     seal: (value) => settings.secrets.seal(value),
   });
-  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token.value), token.expiresAt, settings.locale));
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, token.value), token.expiresAt, language));
 }
 
 /** The live verification link again, the same one (a new one only when none lives). */
-export async function resendVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function resendVerificationMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }, language?: MailLocale): Promise<void> {
   const live = await findResendableAccountToken(trx, user.id, 'email_verification', user.email);
-  if (!live) return queueVerificationMail(trx, settings, user);
+  if (!live) return queueVerificationMail(trx, settings, user, language);
   const value = settings.secrets.open(live.sealed_token!);
-  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at, settings.locale));
+  await queueMail(trx, verificationMail(user.email, linkFor(settings.emailVerificationUrl, value), live.expires_at, language));
 }
 
-export async function queuePasswordResetMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }): Promise<void> {
+export async function queuePasswordResetMail(trx: Transaction<Database>, settings: MailSettings, user: { id: string; email: string }, language?: MailLocale): Promise<void> {
   const token = await createAccountToken(trx, { userId: user.id, purpose: 'password_reset', email: user.email, ttlSeconds: settings.passwordResetTtlSeconds });
-  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt, settings.locale));
+  await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt, language));
 }
 
 /** A new 6-digit sign-in code to `email`, for the account that has it (null: none yet), in the caller's transaction. */
-export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }): Promise<void> {
+export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }, language?: MailLocale): Promise<void> {
   const value = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const { expiresAt } = await insertEmailCode(trx, { ...code, value, ttlSeconds: settings.emailCodeTtlSeconds });
-  await queueMail(trx, emailCodeMail(code.email, value, expiresAt, settings.locale));
+  await queueMail(trx, emailCodeMail(code.email, value, expiresAt, language));
 }
 
 /** The notice to the address an account leaves: no link that acts on the account. */

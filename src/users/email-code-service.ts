@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, UserRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
+import type { MailLocale } from '../mail/mail-messages.js';
 import { queueEmailCodeMail, type MailSettings } from './account-emails.js';
 import { spendAccountTokens } from './account-token-repository.js';
 import {
@@ -31,16 +32,16 @@ export interface EmailCodeSettings {
  * answered 403), or when none has it and sign-up by code is open; at most 3 an hour per address,
  * beyond which nothing is sent and nothing replaced. A new code replaces the address's live one.
  * The route answers before this runs, so neither the reply nor its timing tells whether the
- * address has an account.
+ * address has an account. The hosted pages ask for the mail in their language.
  */
-export async function requestEmailCode(db: Kysely<Database>, email: string, settings: EmailCodeSettings): Promise<void> {
+export async function requestEmailCode(db: Kysely<Database>, email: string, settings: EmailCodeSettings, language: MailLocale = 'en'): Promise<void> {
   await inTransaction(db, async (trx) => {
     await lockAddressForCodes(trx, email);
     const user = await findUserByEmail(trx, email);
     if (!user && !settings.signupOpen) return;
     if ((await countRecentEmailCodes(trx, email, 3600)) >= CODES_AN_HOUR) return;
     await spendCodesOfAddress(trx, email);
-    await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null });
+    await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null }, language);
   });
 }
 

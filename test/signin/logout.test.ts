@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { hashBrowserSecret } from '../../src/signin/logout-service.js';
+import { hashBrowserSecret } from '../../src/signin/signin-service.js';
 import { createTokenIssuer } from '../../src/sessions/token-issuer.js';
 import { openSession, PASSWORD_ONLY } from '../../src/sessions/token-pairs.js';
 import { buildTestApp, createUser, useAppWithAdmin, type Session } from '../helpers/test-app.js';

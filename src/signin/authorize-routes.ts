@@ -1,0 +1,351 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { findClient } from '../clients/client-service.js';
+import type { ApiClientRow, Database } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
+import { addressKey } from '../http/client-address.js';
+import { toAppError } from '../http/error-handler.js';
+import { setPageHeaders } from '../http/security.js';
+import { grantConsent } from '../oauth/consent-service.js';
+import { PUBLIC } from '../sessions/access-rule.js';
+import type { AdmittedAnyone } from '../sessions/admission.js';
+import type { LiveSigninSession } from '../sessions/signin-sessions.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { mfaSettingsOf } from '../mfa/mfa-settings.js';
+import type { SecondFactorProof } from '../mfa/second-factor-check.js';
+import { requestEmailCode } from '../users/email-code-service.js';
+import { signOut } from '../users/sign-out-service.js';
+import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
+import { BrowserCookies } from './browser-cookies.js';
+import { CsrfTokens } from './csrf-tokens.js';
+import { chooseLocale, type PageLocale } from './page-locale.js';
+import { pagePolicy } from './page-policy.js';
+import { codeFor, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
+import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
+import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** The cookie that carries a sign-in's `mfa_token` to its second step, as long as the token lives (5 minutes). */
+const SECOND_STEP_COOKIE = 'shop_mfa';
+const SECOND_STEP_SECONDS = 300;
+/** The second factors these pages can ask for without JavaScript. */
+const PAGE_METHODS = ['totp', 'recovery_code'];
+
+/**
+ * The schemas of these routes document them; the handlers read the query from the URL (a
+ * repeated parameter is an OAuth error for the app, not a schema error) and the form's fields
+ * themselves (a wrong or missing one is shown on the page).
+ */
+const readsItsOwnInput = () => () => true;
+
+/** The form's fields, the first value of each (a browser sends each once). */
+function readForm(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(text)) if (!(name in fields)) fields[name] = value;
+  return fields;
+}
+
+
+/**
+ * GET /oauth/authorize, the authorization endpoint, and the posts of its hosted pages (API.md
+ * section 18): the request is read the same way on each; then either a page (sign in, consent,
+ * error) or a 303 to the app's redirect URI with a code or an error.
+ */
+export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
+  const { config } = app;
+  const cookies = new BrowserCookies(config.publicUrl);
+  const csrf = new CsrfTokens(cookies);
+  const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
+  const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
+  // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
+  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale }>();
+
+  app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => done(null, readForm(text as string)));
+
+  const sendPage = (reply: FastifyReply, status: number, html: string, policy: string) => {
+    setPageHeaders(reply, policy);
+    return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+  };
+  const sendError = (reply: FastifyReply, status: number, locale: PageLocale, text: PageMessage, advice?: Parameters<typeof errorPage>[3]) =>
+    sendPage(reply, status, errorPage(locale, brand, text, advice), pagePolicy({ imageUrls: [config.signinLogoUrl] }));
+  const redirectTo = (reply: FastifyReply, location: string) => reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+  const redirectError = (reply: FastifyReply, fault: { redirectUri: string; state: string | undefined; error: string; description: string }) =>
+    redirectTo(reply, replyUri(fault.redirectUri, { error: fault.error, error_description: fault.description, state: fault.state, iss: config.jwtIssuer }));
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const problem = toAppError(error as never, request.id);
+    if (problem.statusCode >= 500) request.log.error({ err: error }, 'a hosted page failed');
+    // The address's request budget, spent before any handler runs, is told as a sign-in's limit is.
+    const retryAfter = problem.code === 'rate_limited' ? problem.headers?.['retry-after'] : undefined;
+    if (retryAfter) reply.header('retry-after', retryAfter);
+    const text: PageMessage = retryAfter ? { key: 'signIn.rateLimited', values: { seconds: Number(retryAfter) } } : { key: problem.statusCode >= 500 ? 'error.server' : 'error.notAForm' };
+    return sendError(reply, problem.statusCode, localeOf(request, queryParameters(request.url).get('ui_locales')), text);
+  });
+
+  /** The app a request names, when its id could name one. */
+  async function appOf(db: Kysely<Database>, query: URLSearchParams): Promise<ApiClientRow | undefined> {
+    const ids = query.getAll('client_id');
+    if (ids.length !== 1 || !UUID.test(ids[0]!)) return undefined;
+    return findClient(db, ids[0]!);
+  }
+
+  /** Reads the request; answers its faults (a page, or a redirect) and returns undefined then. */
+  async function authorizationOf(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+    const query = queryParameters(request.url);
+    const client = await appOf(db, query);
+    const read = readAuthorizationRequest(query, client);
+    if ('request' in read) return read.request;
+    if ('redirectError' in read) {
+      await redirectError(reply, read.redirectError as RedirectError);
+      return undefined;
+    }
+    await sendError(reply, 400, localeOf(request, query.get('ui_locales')), { key: read.refusal === 'unknown_app' ? 'error.unknownApp' : 'error.badRedirect' });
+    return undefined;
+  }
+
+  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => ({
+    locale: localeOf(request, authorization.uiLocales),
+    brand,
+    formAction: `/oauth/authorize${request.url.slice(request.url.indexOf('?') === -1 ? request.url.length : request.url.indexOf('?'))}`,
+    csrfToken: csrf.tokenFor(request, reply),
+  });
+  /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
+  const requestPolicy = (authorization: AuthorizationRequest) =>
+    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
+
+  function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof signInPage>[1]) {
+    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
+  }
+
+  function showCreateAccount(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof createAccountPage>[1]) {
+    return sendPage(reply, status, createAccountPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
+  }
+
+  /**
+   * After the checks for a sign-in: the consent page when it must be shown, else a code for the
+   * app at once. With prompt=none, what would need a page is an error for the app instead.
+   */
+  async function carryOn(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, session: LiveSigninSession | undefined, signedInNow: boolean) {
+    const silent = authorization.prompts.includes('none');
+    const fault = (error: string, description: string) => redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error, description });
+    if (mustSignIn(authorization, session, signedInNow) || session === undefined) {
+      if (silent) return fault('login_required', 'The user is not signed in (or signed in longer ago than max_age).');
+      if (authorization.prompts.includes('create') && config.allowRegistration) return showCreateAccount(request, reply, authorization, 200, { email: authorization.loginHint ?? '', name: '' });
+      return showSignIn(request, reply, authorization, 200, { stage: 'password', email: authorization.loginHint ?? '' });
+    }
+    if (await mustConsent(db, authorization, session.user_id)) {
+      if (silent) return fault('consent_required', 'The user has not allowed this app these scopes.');
+      const { client } = authorization;
+      return sendPage(reply, 200, consentPage(pageContext(request, reply, authorization), { name: client.name, logoUri: client.logo_uri, scopes: authorization.scopes }), requestPolicy(authorization));
+    }
+    return grant(db, reply, authorization, session);
+  }
+
+  async function grant(db: Kysely<Database>, reply: FastifyReply, authorization: AuthorizationRequest, session: LiveSigninSession) {
+    const code = await codeFor(db, authorization, session);
+    return redirectTo(reply, replyUri(authorization.redirectUri, { code, state: authorization.state, iss: config.jwtIssuer }));
+  }
+
+  const attempts = new SignInAttempts({ config, rateLimiter: app.rateLimiter, accountMail: app.accountMail, mfaSettings: mfaSettingsOf(config, app.secretsAtRest), tokenIssuer });
+
+  /**
+   * The browser's new sign-in session goes into its cookie. The one the cookie named before (a
+   * sign-in again, for prompt=login or max_age, or as another person) ends: a browser holds one
+   * sign-in, and a session no cookie can reach any more should not stay listed as live.
+   */
+  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: SignedIn) {
+    const previous = await signinSessionOf(anyone.db, cookies.read(request, SIGNIN_COOKIE));
+    if (previous && previous.id !== attempt.session.id) {
+      await anyone.transaction((trx) => signOut(trx, { userId: previous.user_id, sessionId: previous.id }, 'logout', contextOf(request, previous.user_id)));
+    }
+    cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+  }
+
+  app.get(
+    '/oauth/authorize',
+    {
+      config: { access: PUBLIC, noStore: true },
+      // A HEAD (a link checker, a prefetch) must not issue a code nor start anything.
+      exposeHeadRoute: false,
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'authorize',
+        tags: ['auth'],
+        security: [],
+        summary: 'The authorization endpoint: sign-in and consent pages, then a code for the app',
+        description:
+          'OAuth 2.1 authorization code flow with PKCE (S256, required of every app) and OpenID Connect (API.md section 18). ' +
+          'An unknown, disabled or deleted `client_id`, a service client, or a `redirect_uri` not registered for the app character ' +
+          'for character (only the port of a loopback http URI may differ, RFC 8252) is a 400 HTML error page, never a redirect. ' +
+          'Every other fault is a 303 to `redirect_uri` with `error`, `error_description`, `state` and `iss` (RFC 9207): a missing ' +
+          'or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other ' +
+          'than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. ' +
+          'Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since ' +
+          'the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering ' +
+          'every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 ' +
+          'to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` ' +
+          'or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are ' +
+          'in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with ' +
+          '`Cache-Control: no-store` and a strict Content-Security-Policy.',
+        querystring: AuthorizeQuery,
+        produces: ['text/html'],
+        response: { 200: HtmlPage('A sign-in or consent page.'), 303: REDIRECT_303, 400: HtmlPage('The error page: the app or its redirect URI is not right.') },
+      },
+    },
+    async (request, reply) => {
+      const { db } = await request.access.anyone();
+      const authorization = await authorizationOf(db, request, reply);
+      if (!authorization) return reply;
+      const session = await signinSessionOf(db, cookies.read(request, SIGNIN_COOKIE));
+      return carryOn(db, request, reply, authorization, session, false);
+    },
+  );
+
+  app.post(
+    '/oauth/authorize',
+    {
+      config: { access: PUBLIC, noStore: true, ownBody: true },
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'authorizeForm',
+        tags: ['auth'],
+        security: [],
+        summary: "The hosted pages' forms: sign in, send a code, allow or deny",
+        description:
+          'The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, ' +
+          'read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` ' +
+          '(`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page ' +
+          'asks for it), `email_code` (`email`, `code`), `allow` or `deny` (the consent page). Every post carries `csrf_token`, ' +
+          'the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks ' +
+          'cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says ' +
+          'whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as ' +
+          "the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` " +
+          'prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), ' +
+          'then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and ' +
+          'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page ' +
+          'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
+          '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page ' +
+          '(passkeys need the script these pages do not have yet). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
+          'else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends ' +
+          'the address-and-email login budget.',
+        querystring: AuthorizeQuery,
+        consumes: [FORM],
+        body: AuthorizeForm,
+        produces: ['text/html'],
+        response: {
+          200: HtmlPage('The next page: the email code field, the second factor, or the consent page.'),
+          303: REDIRECT_303,
+          400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
+          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed.'),
+          409: HtmlPage('The create-account page again: the email is taken.'),
+          429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
+        },
+      },
+      onResponse: async (request) => {
+        const code = codesToSend.get(request);
+        if (code === undefined) return;
+        await requestEmailCode((await request.access.anyone()).db, code.email, { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup }, code.locale).catch((error: unknown) =>
+          request.log.error({ err: error }, 'could not queue an email code'),
+        );
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body ?? {}) as Record<string, string>;
+      const query = queryParameters(request.url);
+      if (!request.headers['content-type']?.toLowerCase().startsWith(FORM)) return sendError(reply, 415, localeOf(request, query.get('ui_locales')), { key: 'error.notAForm' });
+      if (!csrf.postIsGenuine(request, form.csrf_token)) return sendError(reply, 403, localeOf(request, query.get('ui_locales')), { key: 'error.forbidden' });
+      const anyone = await request.access.anyone();
+      const { db } = anyone;
+      const authorization = await authorizationOf(db, request, reply);
+      if (!authorization) return reply;
+      const email = (form.email ?? '').trim();
+
+      switch (form.action) {
+        case 'password':
+        case 'email_code': {
+          const byCode = form.action === 'email_code';
+          const stage = byCode ? 'code' : 'password';
+          if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.emailInvalid' } });
+          if (!byCode && !form.password) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.passwordMissing' } });
+          if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
+          const attempt = await attempts.firstStep(db, request, form, byCode);
+          if ('secondStep' in attempt) {
+            const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
+            if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
+            cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
+            return sendPage(reply, 200, secondFactorPage(pageContext(request, reply, authorization), { methods }), requestPolicy(authorization));
+          }
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            return showSignIn(request, reply, authorization, attempt.status, { stage, email, error: attempt.error });
+          }
+          await keepSignIn(anyone, request, reply, attempt);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'totp':
+        case 'recovery_code': {
+          const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };
+          const attempt = await attempts.secondStep(db, request, cookies.read(request, SECOND_STEP_COOKIE), proof);
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
+            if (attempt.error.key === 'secondFactor.expired') return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: attempt.error });
+            return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods: PAGE_METHODS, error: attempt.error }), requestPolicy(authorization));
+          }
+          cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
+          await keepSignIn(anyone, request, reply, attempt);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'create': {
+          if (!config.allowRegistration) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'createAccount.closed' });
+          const name = (form.name ?? '').trim();
+          const password = form.password ?? '';
+          const page = { email, name };
+          if (name === '' || name.length > 100) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.nameMissing' } });
+          if (!EMAIL.test(email) || email.length > 254) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'signIn.emailInvalid' } });
+          if (password.length < 8 || password.length > 128) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.passwordInvalid' } });
+          const attempt = await attempts.createAccount(anyone, request, { email, name, password });
+          if ('error' in attempt) {
+            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            return showCreateAccount(request, reply, authorization, attempt.status, { ...page, error: attempt.error });
+          }
+          await keepSignIn(anyone, request, reply, attempt);
+          return carryOn(db, request, reply, authorization, attempt.session, true);
+        }
+        case 'send_code': {
+          if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage: 'password', email, error: { key: 'signIn.emailInvalid' } });
+          try {
+            await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
+          } catch (error) {
+            const refused = refusalOf(error);
+            if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
+            return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
+          }
+          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales) });
+          return showSignIn(request, reply, authorization, 200, {
+            stage: 'code',
+            email,
+            notice: { key: 'signIn.codeSent', values: { email, minutes: Math.round(config.emailCodeTtlSeconds / 60) } },
+          });
+        }
+        case 'allow': {
+          const session = await signinSessionOf(db, cookies.read(request, SIGNIN_COOKIE));
+          // The consent page was shown after the checks of a sign-in; only a sign-in that ended since sends the person back to it.
+          if (!session) return carryOn(db, request, reply, authorization, undefined, false);
+          if (!authorization.client.first_party) {
+            await anyone.transaction((trx) => grantConsent(trx, session.user_id, authorization.client.id, authorization.scopes, contextOf(request, session.user_id)));
+          }
+          return grant(db, reply, authorization, session);
+        }
+        case 'deny':
+          return redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error: 'access_denied', description: 'The user did not allow the app.' });
+        default:
+          return showSignIn(request, reply, authorization, 400, { stage: 'password', email: email || (authorization.loginHint ?? '') });
+      }
+    },
+  );
+};

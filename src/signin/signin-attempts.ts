@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { logInWithEmailCode } from '../auth/email-code-login-service.js';
+import { logIn } from '../auth/login-service.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/tables.js';
+import { contextOf } from '../events/event-recorder.js';
+import { loginBudgetKey } from '../http/client-address.js';
+import { AppError } from '../http/errors.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-login-service.js';
+import type { MfaSettings } from '../mfa/mfa-settings.js';
+import type { SecondFactorProof } from '../mfa/second-factor-check.js';
+import type { LiveSigninSession } from '../sessions/signin-sessions.js';
+import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { hashPassword } from '../sessions/passwords.js';
+import type { AdmittedAnyone } from '../sessions/admission.js';
+import { clientOf, openSession, PASSWORD_ONLY } from '../sessions/token-pairs.js';
+import type { MailSettings } from '../users/account-emails.js';
+import { createUser } from '../users/user-service.js';
+import type { PageMessage } from './signin-pages.js';
+import { newBrowserSecret } from './signin-service.js';
+
+/** A sign-in that worked: its session, and the secret of the browser's cookie that names it. */
+export interface SignedIn {
+  session: LiveSigninSession;
+  secret: string;
+}
+/** A sign-in refused, as the page tells it: the status, the sentence, and for a limit its Retry-After. */
+export interface Refusal {
+  status: number;
+  error: PageMessage;
+  retryAfter?: string;
+}
+
+/** The refusals a sign-in may meet, as the page tells them (never whether the email has an account). */
+export function refusalOf(error: unknown): Refusal {
+  if (!(error instanceof AppError)) throw error;
+  switch (error.code) {
+    case 'invalid_credentials':
+    case 'invalid_email_code':
+      return { status: 400, error: { key: 'signIn.failed' } };
+    case 'invalid_mfa_code':
+      return { status: 400, error: { key: 'secondFactor.failed' } };
+    case 'invalid_mfa_token':
+      return { status: 400, error: { key: 'secondFactor.expired' } };
+    case 'email_taken':
+      return { status: 409, error: { key: 'createAccount.emailTaken' } };
+    case 'account_suspended':
+      return { status: 403, error: { key: 'signIn.suspended' } };
+    case 'rate_limited': {
+      const retryAfter = error.headers?.['retry-after'] ?? '60';
+      return { status: 429, error: { key: 'signIn.rateLimited', values: { seconds: Number(retryAfter) } }, retryAfter };
+    }
+    default:
+      throw error;
+  }
+}
+
+/**
+ * The hosted pages' sign-ins (API.md section 18), through the very services of the API's logins
+ * (auth/, mfa/), spending the same budgets under the same keys, so a wrong password on a page
+ * counts exactly as one sent to POST /api/auth/login. A sign-in that works starts a sign-in
+ * session: a session of section 3 that holds the hash of the browser's cookie secret and lives
+ * SIGNIN_SESSION_TTL.
+ */
+export class SignInAttempts {
+  constructor(
+    private readonly settings: { config: Config; rateLimiter: RateLimiter; accountMail: MailSettings; mfaSettings: MfaSettings; tokenIssuer: TokenIssuer },
+  ) {}
+
+  /** The options of the sign-in session a sign-in on these pages starts, beside its cookie's secret. */
+  private newSigninSession() {
+    const browser = newBrowserSecret();
+    return { secret: browser.secret, options: { browserSecretHash: browser.hash, lifetimeSeconds: this.settings.config.signinSessionTtlSeconds } };
+  }
+
+  /** A sign-in by password (`byCode` false) or email code: the address-and-email budget, then the account's limits. */
+  async firstStep(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<SignedIn | Refusal | { secondStep: SecondStep }> {
+    const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
+    const email = (form.email ?? '').trim();
+    const started = this.newSigninSession();
+    try {
+      await rateLimiter.spend(loginBudgetKey(request.ip, email), config.loginRateLimit);
+      const outcome = byCode
+        ? await logInWithEmailCode(
+            db,
+            tokenIssuer,
+            { email, code: (form.code ?? '').replace(/\s/g, '') },
+            clientOf(request),
+            { mail: accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup, accountFailureLimit: config.loginAccountFailureLimit },
+            contextOf(request),
+            started.options,
+          )
+        : await logIn(db, tokenIssuer, { email, password: form.password ?? '' }, clientOf(request), config.loginAccountFailureLimit, started.options);
+      if ('secondStep' in outcome) return { secondStep: outcome.secondStep };
+      return { session: outcome.session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  /** The second step (API.md section 12) with the mfa_token the first step left in the browser, counted as POST /api/auth/login/mfa counts it. */
+  async secondStep(db: Kysely<Database>, request: FastifyRequest, mfaToken: string | undefined, proof: SecondFactorProof): Promise<SignedIn | Refusal> {
+    const { config, rateLimiter, mfaSettings, tokenIssuer } = this.settings;
+    const login = mfaToken ? await loginTokenUser(db, mfaToken) : undefined;
+    if (!login) return { status: 400, error: { key: 'secondFactor.expired' } };
+    const started = this.newSigninSession();
+    try {
+      await rateLimiter.spend(loginBudgetKey(request.ip, login.email), config.loginRateLimit);
+      const { session } = await completeSecondStep(
+        db,
+        tokenIssuer,
+        mfaSettings,
+        { ...login, proof },
+        clientOf(request),
+        { accountFailureLimit: config.loginAccountFailureLimit },
+        contextOf(request, login.userId),
+        started.options,
+      );
+      return { session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  /**
+   * A new account from the create-account page, as POST /api/auth/register makes one (role
+   * `user`, its email to verify, the verification mail queued), signed in at once: its sign-in
+   * session starts in the same transaction. Spends the address-and-email login budget, so the
+   * page cannot be used to try addresses faster than the sign-in page.
+   */
+  async createAccount(anyone: AdmittedAnyone, request: FastifyRequest, fields: { email: string; name: string; password: string }): Promise<SignedIn | Refusal> {
+    const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
+    const started = this.newSigninSession();
+    try {
+      await rateLimiter.spend(loginBudgetKey(request.ip, fields.email), config.loginRateLimit);
+      const passwordHash = await hashPassword(fields.password);
+      const id = randomUUID();
+      const session = await anyone.transaction(async (trx) => {
+        // The new user is the actor of its own registration, as at POST /api/auth/register.
+        const user = await createUser(trx, { id, email: fields.email, name: fields.name, passwordHash, role: 'user' }, contextOf(request, id), accountMail);
+        return (await openSession(trx, tokenIssuer, user.id, clientOf(request), PASSWORD_ONLY, undefined, started.options)).session;
+      });
+      return { session, secret: started.secret };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+}

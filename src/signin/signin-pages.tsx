@@ -1,0 +1,225 @@
+import { renderPage, type Brand } from './page-document.js';
+import type { PageLocale } from './page-locale.js';
+import { message, type MessageKey, type MessageValues } from './page-messages.js';
+
+/** What every page of an authorization request knows: its language, the brand, and the URL its forms post to. */
+export interface PageContext {
+  locale: PageLocale;
+  brand: Brand;
+  /** The page's own URL (`/oauth/authorize?…`, the request's query as it came). */
+  formAction: string;
+  csrfToken: string;
+}
+
+/** A sentence of the catalogue, with its values: what a page tells the person. */
+export interface PageMessage {
+  key: MessageKey;
+  values?: MessageValues;
+}
+
+const ERROR_ID = 'form-error';
+const NOTICE_ID = 'form-notice';
+
+/**
+ * The sign-in page (API.md section 18): email and password on one page, or an emailed code.
+ * `stage: 'code'` is the page after a code was sent: the code's field instead of the password's.
+ * One form, whose buttons say what is done (`action`); an error is read out and tied to the
+ * fields it is about. Without JavaScript it works as it is.
+ */
+export function signInPage(context: PageContext, page: { stage: 'password' | 'code'; email: string; error?: PageMessage; notice?: PageMessage }): string {
+  const { locale } = context;
+  const describedBy = [page.error ? ERROR_ID : undefined, page.notice ? NOTICE_ID : undefined].filter(Boolean).join(' ') || undefined;
+  const invalid = page.error ? 'true' : undefined;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'signIn.title', { brand: context.brand.name }),
+    children: (
+      <form method="post" action={context.formAction} class="stack">
+        {page.error && (
+          <p id={ERROR_ID} class="error" role="alert">
+            {message(locale, page.error.key, page.error.values)}
+          </p>
+        )}
+        {page.notice && (
+          <p id={NOTICE_ID} class="notice" role="status">
+            {message(locale, page.notice.key, page.notice.values)}
+          </p>
+        )}
+        <input type="hidden" name="csrf_token" value={context.csrfToken} />
+        <label for="email">{message(locale, 'field.email')}</label>
+        <input id="email" name="email" type="email" autocomplete="username" value={page.email} required aria-invalid={invalid} aria-describedby={describedBy} />
+        {page.stage === 'password' ? (
+          <>
+            <label for="password">{message(locale, 'field.password')}</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" aria-invalid={invalid} aria-describedby={page.error ? ERROR_ID : undefined} />
+            <button type="submit" name="action" value="password" class="primary">
+              {message(locale, 'signIn.withPassword')}
+            </button>
+            <button type="submit" name="action" value="send_code" formNoValidate>
+              {message(locale, 'signIn.sendCode')}
+            </button>
+          </>
+        ) : (
+          <>
+            <label for="code">{message(locale, 'field.code')}</label>
+            <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={describedBy} />
+            <button type="submit" name="action" value="email_code" class="primary">
+              {message(locale, 'signIn.withCode')}
+            </button>
+            <button type="submit" name="action" value="send_code" formNoValidate>
+              {message(locale, 'signIn.sendCode')}
+            </button>
+          </>
+        )}
+      </form>
+    ),
+  });
+}
+
+/**
+ * The consent page of a third-party app (API.md section 18): the app's name and logo, each scope
+ * in plain words, and the two buttons. The logo is beside the app's name in the heading, so it
+ * says nothing more to a screen reader (empty `alt`).
+ */
+export function consentPage(context: PageContext, app: { name: string; logoUri: string | null; scopes: string[] }): string {
+  const { locale } = context;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'consent.title', { app: app.name, brand: context.brand.name }),
+    children: (
+      <form method="post" action={context.formAction} class="stack">
+        {app.logoUri !== null && <img class="app-logo" src={app.logoUri} alt="" width={64} height={64} />}
+        <p id="consent-intro">{message(locale, 'consent.intro', { app: app.name })}</p>
+        <ul aria-labelledby="consent-intro">
+          {app.scopes.map((scope) => (
+            <li key={scope}>{scopeWords(locale, scope)}</li>
+          ))}
+        </ul>
+        <input type="hidden" name="csrf_token" value={context.csrfToken} />
+        <div class="buttons">
+          <button type="submit" name="action" value="allow" class="primary">
+            {message(locale, 'consent.allow')}
+          </button>
+          <button type="submit" name="action" value="deny">
+            {message(locale, 'consent.deny')}
+          </button>
+        </div>
+      </form>
+    ),
+  });
+}
+
+const SCOPE_KEYS: Record<string, MessageKey> = {
+  openid: 'scope.openid',
+  profile: 'scope.profile',
+  email: 'scope.email',
+  phone: 'scope.phone',
+  offline_access: 'scope.offline_access',
+  account: 'scope.account',
+};
+
+/** A scope in plain words; a scope of section 11 (`variants:read`) by its name. */
+const scopeWords = (locale: PageLocale, scope: string) => {
+  const key = SCOPE_KEYS[scope];
+  return key ? message(locale, key) : message(locale, 'scope.other', { scope });
+};
+
+/** The error page: what went wrong, and what to do; no form, nothing sent anywhere. */
+export function errorPage(locale: PageLocale, brand: Brand, text: PageMessage, advice: MessageKey = 'error.tryAgain'): string {
+  return renderPage({
+    locale,
+    brand,
+    heading: message(locale, 'error.title'),
+    children: (
+      <>
+        <p class="error">{message(locale, text.key, text.values)}</p>
+        <p>{message(locale, advice)}</p>
+      </>
+    ),
+  });
+}
+
+/**
+ * The second step of a sign-in whose user has a second factor (API.md sections 12 and 18): a
+ * code of the authenticator app (`action=totp`), or a recovery code (`action=recovery_code`),
+ * each its own form so Enter sends the field it is in. Passkeys need JavaScript, which these
+ * pages do not run yet.
+ */
+export function secondFactorPage(context: PageContext, page: { methods: string[]; error?: PageMessage }): string {
+  const { locale } = context;
+  const describedBy = page.error ? ERROR_ID : undefined;
+  const invalid = page.error ? 'true' : undefined;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'secondFactor.title'),
+    children: (
+      <>
+        {page.error && (
+          <p id={ERROR_ID} class="error" role="alert">
+            {message(locale, page.error.key, page.error.values)}
+          </p>
+        )}
+        {page.methods.includes('totp') && (
+          <form method="post" action={context.formAction} class="stack">
+            <input type="hidden" name="csrf_token" value={context.csrfToken} />
+            <p id="totp-help">{message(locale, 'secondFactor.totp')}</p>
+            <label for="code">{message(locale, 'field.code')}</label>
+            <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={['totp-help', describedBy].filter(Boolean).join(' ')} />
+            <button type="submit" name="action" value="totp" class="primary">
+              {message(locale, 'secondFactor.confirm')}
+            </button>
+          </form>
+        )}
+        {page.methods.includes('recovery_code') && (
+          <form method="post" action={context.formAction} class="stack">
+            <input type="hidden" name="csrf_token" value={context.csrfToken} />
+            <p id="recovery-help">{message(locale, 'secondFactor.useRecoveryCode')}</p>
+            <label for="recovery_code">{message(locale, 'field.recoveryCode')}</label>
+            <input id="recovery_code" name="recovery_code" type="text" autocomplete="one-time-code" maxLength={64} aria-invalid={invalid} aria-describedby={['recovery-help', describedBy].filter(Boolean).join(' ')} />
+            <button type="submit" name="action" value="recovery_code">
+              {message(locale, 'secondFactor.withRecoveryCode')}
+            </button>
+          </form>
+        )}
+      </>
+    ),
+  });
+}
+
+/**
+ * The create-account page (API.md section 18, `prompt=create`, while ALLOW_REGISTRATION is on):
+ * name, email and a new password, posted with `action=create`.
+ */
+export function createAccountPage(context: PageContext, page: { email: string; name: string; error?: PageMessage }): string {
+  const { locale } = context;
+  const invalid = page.error ? 'true' : undefined;
+  const withError = (id: string) => [id, page.error ? ERROR_ID : undefined].filter(Boolean).join(' ') || undefined;
+  return renderPage({
+    locale,
+    brand: context.brand,
+    heading: message(locale, 'createAccount.title', { brand: context.brand.name }),
+    children: (
+      <form method="post" action={context.formAction} class="stack">
+        {page.error && (
+          <p id={ERROR_ID} class="error" role="alert">
+            {message(locale, page.error.key, page.error.values)}
+          </p>
+        )}
+        <input type="hidden" name="csrf_token" value={context.csrfToken} />
+        <label for="name">{message(locale, 'field.name')}</label>
+        <input id="name" name="name" type="text" autocomplete="name" maxLength={100} value={page.name} required aria-invalid={invalid} aria-describedby={withError('')} />
+        <label for="email">{message(locale, 'field.email')}</label>
+        <input id="email" name="email" type="email" autocomplete="email" value={page.email} required aria-invalid={invalid} aria-describedby={withError('')} />
+        <label for="password">{message(locale, 'field.newPassword')}</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" minLength={8} maxLength={128} required aria-invalid={invalid} aria-describedby={withError('password-rules')} />
+        <p id="password-rules" class="hint">{message(locale, 'createAccount.passwordRules')}</p>
+        <button type="submit" name="action" value="create" class="primary">
+          {message(locale, 'createAccount.submit')}
+        </button>
+      </form>
+    ),
+  });
+}

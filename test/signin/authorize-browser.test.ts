@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/console-browser.js';
+import { pkcePair } from '../helpers/page-browser.js';
+import { freePort } from '../helpers/service-process.js';
+import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
+import { enrolTotp } from '../mfa/mfa-helpers.js';
+
+/**
+ * The hosted pages in Debian's Chromium (API.md section 18): signed in through the page by
+ * keyboard-reachable fields, redirected to an app on another origin (which the policy's
+ * form-action must allow, as Chromium applies it to a post's redirect), and no axe violation
+ * at 390 px and 1280 px, nor a CSP report.
+ */
+describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
+  let testApp: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let appServer: Server;
+  let baseUrl: string;
+  let callback: string;
+  let user: Session;
+  let admin: Session;
+  const apps = {} as Record<'firstParty' | 'thirdParty', string>;
+  const policyReports: string[] = [];
+
+  before(async () => {
+    // The app the browser is sent back to: another origin, answering any path.
+    appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
+    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
+    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    const port = Number(await freePort());
+    baseUrl = `http://127.0.0.1:${port}`;
+    testApp = await buildTestApp({ environment: { PUBLIC_URL: baseUrl } });
+    await testApp.app.listen({ port, host: '127.0.0.1' });
+    admin = await loginAdmin(testApp.app);
+    const create = async (payload: Record<string, unknown>) => {
+      const reply = await testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { type: 'public', redirect_uris: [callback], scopes: ['openid', 'email', 'profile'], ...payload } });
+      assert.equal(reply.statusCode, 201, reply.body);
+      return reply.json().id as string;
+    };
+    apps.firstParty = await create({ name: 'Storefront', first_party: true });
+    apps.thirdParty = await create({ name: 'Partner Rewards' });
+    user = await createUser(testApp.app, { admin });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) policyReports.push(message.text());
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await testApp?.close();
+    await new Promise((resolve) => appServer?.close(resolve));
+  });
+
+  const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
+    `${baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback, scope: 'openid email', state: 'browser-state', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra })}`;
+
+  /** axe's WCAG A and AA violations at both widths the pages are made for. */
+  async function violationsAtBothWidths(): Promise<string[]> {
+    const found: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+      found.push(...(await accessibilityViolationsOf(page)).map((violation) => `${width}px ${violation}`));
+      const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.equal(sideways, 0, `nothing hidden sideways at ${width} px`);
+    }
+    return found;
+  }
+
+  it('signs in through the page (a wrong password first) and lands at the app with a code, with no axe violation', async () => {
+    await page.goto(authorizeUrl(apps.firstParty));
+    assert.equal(await page.locator('h1').count(), 1);
+    assert.deepEqual(await violationsAtBothWidths(), []);
+
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('alert').waitFor();
+    assert.equal(await page.getByRole('alert').textContent(), 'The email, password or code is not right.');
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the page with its error');
+
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    const landed = new URL(page.url());
+    assert.match(landed.searchParams.get('code') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(landed.searchParams.get('state'), 'browser-state');
+    assert.equal(landed.searchParams.get('iss'), baseUrl);
+    const cookies = await page.context().cookies(baseUrl);
+    const session = cookies.find((cookie) => cookie.name === 'shop_sid');
+    assert.ok(session, 'the sign-in session cookie');
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Lax');
+  });
+
+  it('asks for the emailed code, and for a second factor, on pages without an axe violation', async () => {
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.firstParty));
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByRole('button', { name: 'Email me a code' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal(await page.getByLabel('Code').getAttribute('autocomplete'), 'one-time-code');
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the code page');
+
+    const guarded = await createUser(testApp.app, { admin });
+    const { device } = await enrolTotp(testApp.app, guarded);
+    await page.goto(authorizeUrl(apps.firstParty));
+    await page.getByLabel('Email').fill(guarded.email);
+    await page.getByLabel('Password').fill(guarded.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the second-factor page');
+    await page.getByLabel('Code', { exact: true }).fill(device.next());
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    assert.ok(new URL(page.url()).searchParams.get('code'));
+  });
+
+  it("shows a third-party app's consent page in German without an axe violation, and Allow lands at the app", async () => {
+    await page.goto(authorizeUrl(apps.thirdParty, { ui_locales: 'de' }));
+    assert.equal(await page.locator('html').getAttribute('lang'), 'de');
+    assert.equal(await page.locator('h1').textContent(), 'Partner Rewards möchte Ihr Shop-Konto verwenden');
+    assert.deepEqual(await violationsAtBothWidths(), []);
+    await page.getByRole('button', { name: 'Zulassen' }).click();
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    assert.ok(new URL(page.url()).searchParams.get('code'));
+    assert.deepEqual(policyReports, [], 'the policy refused nothing the pages use');
+  });
+
+  it('shows the create-account page of prompt=create without an axe violation', async () => {
+    // A live sign-in session answers at once; prompt=create opens the page for a browser that needs to sign in.
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.firstParty, { prompt: 'create' }));
+    assert.equal(await page.getByLabel('New password').getAttribute('autocomplete'), 'new-password');
+    assert.deepEqual(await violationsAtBothWidths(), []);
+  });
+});
