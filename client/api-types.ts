@@ -1928,6 +1928,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization endpoint: sign-in and consent pages, then a code for the app
+         * @description OAuth 2.1 authorization code flow with PKCE (S256, required of every app) and OpenID Connect (API.md section 18). An unknown, disabled or deleted `client_id`, a service client, or a `redirect_uri` not registered for the app character for character (only the port of a loopback http URI may differ, RFC 8252) is a 400 HTML error page, never a redirect. Every other fault is a 303 to `redirect_uri` with `error`, `error_description`, `state` and `iss` (RFC 9207): a missing or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with `Cache-Control: no-store` and a strict Content-Security-Policy.
+         *
+         *     No token needed.
+         */
+        get: operations["authorize"];
+        put?: never;
+        /**
+         * The hosted pages' forms: sign in, send a code, allow or deny
+         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page (passkeys need the script these pages do not have yet). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends the address-and-email login budget.
+         *
+         *     No token needed.
+         */
+        post: operations["authorizeForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/logout": {
         parameters: {
             query?: never;
@@ -18717,6 +18745,237 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `code`, the only response type.
+                 * @example code
+                 */
+                response_type?: string;
+                /** @description The app's id (an API client of type `confidential` or `public`). */
+                client_id?: string;
+                /**
+                 * @description One of the redirect URIs registered for the app, character for character (a loopback http URI in any port).
+                 * @example https://shop.example.com/callback
+                 */
+                redirect_uri?: string;
+                /**
+                 * @description Space-separated scopes the app may ask for: `openid`, `profile`, `email`, `phone`, `offline_access`, `account` and those of section 11.
+                 * @example openid email offline_access
+                 */
+                scope?: string;
+                /** @description Sent back as it came, with the code or the error. */
+                state?: string;
+                /** @description Put into the ID token as it came. */
+                nonce?: string;
+                /** @description PKCE (RFC 7636): the base64url SHA-256 of the code verifier, 43 characters. */
+                code_challenge?: string;
+                /**
+                 * @description `S256`, the only method.
+                 * @example S256
+                 */
+                code_challenge_method?: string;
+                /**
+                 * @description `none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the create-account page).
+                 * @example login
+                 */
+                prompt?: string;
+                /**
+                 * @description Seconds: a sign-in older than this is asked again.
+                 * @example 3600
+                 */
+                max_age?: string;
+                /** @description An email to fill in on the sign-in page. */
+                login_hint?: string;
+                /**
+                 * @description Space-separated language tags, by preference: `en`, `de`.
+                 * @example de en
+                 */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A sign-in or consent page. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the app's redirect URI: with `code`, `state` and `iss`, or with `error`, `error_description`, `state` and `iss`. */
+            303: {
+                headers: {
+                    /** @description The redirect URI with the reply in its query. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description The error page: the app or its redirect URI is not right. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    authorizeForm: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `code`, the only response type.
+                 * @example code
+                 */
+                response_type?: string;
+                /** @description The app's id (an API client of type `confidential` or `public`). */
+                client_id?: string;
+                /**
+                 * @description One of the redirect URIs registered for the app, character for character (a loopback http URI in any port).
+                 * @example https://shop.example.com/callback
+                 */
+                redirect_uri?: string;
+                /**
+                 * @description Space-separated scopes the app may ask for: `openid`, `profile`, `email`, `phone`, `offline_access`, `account` and those of section 11.
+                 * @example openid email offline_access
+                 */
+                scope?: string;
+                /** @description Sent back as it came, with the code or the error. */
+                state?: string;
+                /** @description Put into the ID token as it came. */
+                nonce?: string;
+                /** @description PKCE (RFC 7636): the base64url SHA-256 of the code verifier, 43 characters. */
+                code_challenge?: string;
+                /**
+                 * @description `S256`, the only method.
+                 * @example S256
+                 */
+                code_challenge_method?: string;
+                /**
+                 * @description `none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the create-account page).
+                 * @example login
+                 */
+                prompt?: string;
+                /**
+                 * @description Seconds: a sign-in older than this is asked again.
+                 * @example 3600
+                 */
+                max_age?: string;
+                /** @description An email to fill in on the sign-in page. */
+                login_hint?: string;
+                /**
+                 * @description Space-separated language tags, by preference: `en`, `de`.
+                 * @example de en
+                 */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "password",
+                 *       "csrf_token": "Zq3t0Jx2Vw8yR1uK5mN7pQ9sT4vX6zA2bC8dE0fG1hI",
+                 *       "email": "ada@example.com",
+                 *       "password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description The button pressed: `password`, `send_code`, `email_code`, `totp`, `recovery_code`, `create`, `allow`, `deny`.
+                     * @example password
+                     */
+                    action?: string;
+                    /** @description The form's CSRF token (from the page; bound to the browser by a cookie). */
+                    csrf_token?: string;
+                    /** @description The email (`password`, `send_code`, `email_code`). */
+                    email?: string;
+                    /** @description The password (`password`), or the new one (`create`). */
+                    password?: string;
+                    /** @description The name of a new account (`create`). */
+                    name?: string;
+                    /** @description The 6-digit code of the email (`email_code`) or of the authenticator app (`totp`). */
+                    code?: string;
+                    /** @description A recovery code (`recovery_code`). */
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The next page: the email code field, the second factor, or the consent page. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the app's redirect URI: with `code`, `state` and `iss`, or with `error`, `error_description`, `state` and `iss`. */
+            303: {
+                headers: {
+                    /** @description The redirect URI with the reply in its query. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description The page again, with what was wrong; or the error page of a bad app or redirect URI. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The create-account page again: the email is taken. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many tries: the page again, saying how long to wait. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

@@ -20,11 +20,6 @@ select "caller".*, "requested".*
   and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
 select * from "api_clients" where "id" = $1 and "deleted_at" is null;
 
--- src/clients/client-repository.ts: findLiveApp('00000000-0000-4000-8000-000000000005')
-select *
-  from "api_clients"
-  where "id" = $1 and "deleted_at" is null and "status" = $2 and "type" in ($3, $4);
-
 -- src/clients/client-repository.ts: clientsPage({ limit: 20 })
 select *
   from "api_clients"
@@ -79,6 +74,6 @@ select "api_client_secrets"."id" as "secret_id", "api_client_secrets"."secret_ha
   where "api_client_secrets"."secret_hash" = $1 and "api_client_secrets"."deleted_at" is null and ("api_client_secrets"."expires_at" is null or "api_client_secrets"."expires_at" > now()) and "api_clients"."deleted_at" is null;
 
 -- src/clients/client-repository.ts: findUndeletedClient('00000000-0000-4000-8000-000000000005')
-select "id" as "client_id", "type", "status", "scopes", "id_token_signed_response_alg", "first_party"
+select "id" as "client_id", "type", "status", "scopes", "id_token_signed_response_alg", "first_party", "token_generation"
   from "api_clients"
   where "id" = $1 and "deleted_at" is null;

@@ -140,11 +140,6 @@ update "refresh_tokens" set "revoked_at" = $1 where "family_id" in ($2) and "rev
 -- src/sessions/session-repository.ts: endSessionsOfApp('00000000-0000-4000-8000-000000000005')
 update "sessions" set "ended_at" = $1 where "client_id" = $2 and "ended_at" is null returning "id";
 
--- src/sessions/session-repository.ts: findSignInSessionByBrowserSecret('sha256-hex-of-the-cookie-secret')
-select "id", "user_id"
-  from "sessions"
-  where "browser_secret_hash" = $1 and "ended_at" is null and "expires_at" > $2;
-
 -- src/sessions/session-repository.ts: extendSession('00000000-0000-4000-8000-000000000002', '2026-01-01T00:00:00.000Z')
 update "sessions" set "expires_at" = $1, "last_used_at" = $2 where "id" = $3;
 
@@ -171,6 +166,12 @@ with gone as (
     delete from refresh_tokens where family_id in (select id from gone)
   )
   select id from gone;
+
+-- src/sessions/session-repository.ts: findLiveSigninSession('browser-secret-hash')
+select "sessions"."id", "sessions"."user_id", "sessions"."auth_time", "sessions"."amr"
+  from "sessions"
+  inner join "users" on "users"."id" = "sessions"."user_id"
+  where "sessions"."browser_secret_hash" = $1 and "sessions"."ended_at" is null and "sessions"."expires_at" > $2 and "users"."status" = $3 and "users"."deleted_at" is null;
 
 -- src/sessions/signing-key-repository.ts: liveSigningKeys()
 select *

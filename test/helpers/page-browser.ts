@@ -65,3 +65,19 @@ export class PageBrowser {
     return this.post(formActionOf(page.body), { csrf_token: csrfTokenOf(page.body), action, ...fields });
   }
 }
+
+/**
+ * Signs in through the pages by password, allowing the consent page when it shows, as a person
+ * would: the reply that sends the browser back to the app (a 303 to its redirect URI), or the page
+ * it stopped on.
+ */
+export async function signInByPassword(browser: PageBrowser, authorizeUrl: string, email: string, password: string): Promise<LightMyRequestResponse> {
+  let page = await browser.get(authorizeUrl);
+  for (let step = 0; step < 3 && page.statusCode === 200; step += 1) {
+    const buttons = [...page.body.matchAll(/name="action" value="([a-z_]+)"/g)].map((match) => match[1]);
+    if (buttons.includes('password')) page = await browser.submit(page, 'password', { email, password });
+    else if (buttons.includes('allow')) page = await browser.submit(page, 'allow');
+    else break;
+  }
+  return page;
+}

@@ -437,7 +437,7 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     const asked = await browser.submit(page, 'send_code', { email: user.email });
     assert.match(asked.body, /ist ein Code dorthin unterwegs\. Er gilt 10 Minuten\./);
     // The catcher undoes quoted-printable byte by byte, so the ü of "für" is left as two characters.
-    const code = await mailedCode(user.email, mailsBefore, /Ihr Code f\S+ die Anmeldung ist (\d{6})\./);
+    const code = await mailedCode(user.email, mailsBefore, /Ihr Code f\S+ die Anmeldung lautet (\d{6})\./);
     assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 

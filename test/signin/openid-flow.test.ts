@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
 import { bearer, registerApp, type RegisteredApp } from '../helpers/code-grant.js';
-import { PageBrowser, signInByPassword } from '../helpers/hosted-pages.js';
+import { PageBrowser, signInByPassword } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 
@@ -62,12 +62,14 @@ describe('signing a customer in through the hosted pages, driven by openid-clien
       assert.equal(config.serverMetadata().issuer, testApp.config.jwtIssuer);
 
       const request = await authorizationRequest(config, app);
-      const browser = new PageBrowser();
-      const back = await signInByPassword(browser, request.url.href, customer.email, customer.password);
-      assert.equal(back.status, 303, back.body.slice(0, 500));
-      assert.ok(back.location?.startsWith('http://127.0.0.1/callback?'), back.location);
+      const browser = new PageBrowser(testApp.app);
+      const pathOf = (url: URL) => `${url.pathname}${url.search}`;
+      const back = await signInByPassword(browser, pathOf(request.url), customer.email, customer.password);
+      assert.equal(back.statusCode, 303, back.body.slice(0, 500));
+      const location = String(back.headers.location);
+      assert.ok(location.startsWith('http://127.0.0.1/callback?'), location);
 
-      const tokens = await client.authorizationCodeGrant(config, new URL(back.location!), {
+      const tokens = await client.authorizationCodeGrant(config, new URL(location), {
         pkceCodeVerifier: request.verifier,
         expectedState: request.state,
         expectedNonce: request.nonce,
@@ -98,9 +100,9 @@ describe('signing a customer in through the hosted pages, driven by openid-clien
 
       // A second sign-in in the same browser needs no password: the sign-in session's cookie does.
       const again = await authorizationRequest(config, app);
-      const silent = await browser.open(again.url.href + '&prompt=none');
-      assert.equal(silent.status, 303);
-      const second = await client.authorizationCodeGrant(config, new URL(silent.location!), { pkceCodeVerifier: again.verifier, expectedState: again.state, expectedNonce: again.nonce });
+      const silent = await browser.get(`${pathOf(again.url)}&prompt=none`);
+      assert.equal(silent.statusCode, 303);
+      const second = await client.authorizationCodeGrant(config, new URL(String(silent.headers.location)), { pkceCodeVerifier: again.verifier, expectedState: again.state, expectedNonce: again.nonce });
       assert.equal(second.claims()?.sub, customer.id);
 
       await client.tokenRevocation(config, refreshed.refresh_token!);
@@ -108,13 +110,13 @@ describe('signing a customer in through the hosted pages, driven by openid-clien
       assert.equal((await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: bearer(second.access_token) })).statusCode, 200, "the app's other session lives on");
 
       const logout = client.buildEndSessionUrl(config, { id_token_hint: second.id_token!, post_logout_redirect_uri: 'http://127.0.0.1/signed-out', state: 'bye' });
-      const signedOut = await browser.open(logout.href);
-      assert.equal(signedOut.status, 303);
-      assert.equal(signedOut.location, 'http://127.0.0.1/signed-out?state=bye');
+      const signedOut = await browser.get(pathOf(logout));
+      assert.equal(signedOut.statusCode, 303);
+      assert.equal(signedOut.headers.location, 'http://127.0.0.1/signed-out?state=bye');
       assert.equal((await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: bearer(second.access_token) })).statusCode, 401, 'logout ends the app sessions of the sign-in');
       const afterLogout = await authorizationRequest(config, app);
-      const none = await browser.open(afterLogout.url.href + '&prompt=none');
-      assert.equal(new URL(none.location!).searchParams.get('error'), 'login_required', 'the sign-in session ended too');
+      const none = await browser.get(`${pathOf(afterLogout.url)}&prompt=none`);
+      assert.equal(new URL(String(none.headers.location)).searchParams.get('error'), 'login_required', 'the sign-in session ended too');
     });
   }
 });
