@@ -1,3 +1,6 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource preact */
+// The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
 import type { ComponentChildren } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { message } from './page-messages.js';

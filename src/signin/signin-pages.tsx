@@ -1,3 +1,6 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource preact */
+// The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
 import { renderPage, type Brand } from './page-document.js';
 import type { PageLocale } from './page-locale.js';
 import { message, type MessageKey, type MessageValues } from './page-messages.js';
