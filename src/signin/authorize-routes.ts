@@ -21,7 +21,7 @@ import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
-import { codeFor, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
 import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
@@ -336,6 +336,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           const session = await signinSessionOf(db, cookies.read(request, SIGNIN_COOKIE));
           // The consent page was shown after the checks of a sign-in; only a sign-in that ended since sends the person back to it.
           if (!session) return carryOn(db, request, reply, authorization, undefined, false);
+          // A fresh sign-in the request asked for is not skipped by posting `allow` on an old one.
+          if (!consentMayStand(authorization, session)) return carryOn(db, request, reply, authorization, session, false);
           if (!authorization.client.first_party) {
             await anyone.transaction((trx) => grantConsent(trx, session.user_id, authorization.client.id, authorization.scopes, contextOf(request, session.user_id)));
           }

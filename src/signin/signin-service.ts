@@ -37,6 +37,22 @@ export function mustSignIn(request: AuthorizationRequest, session: LiveSigninSes
   return request.maxAgeSeconds !== undefined && Date.now() - session.auth_time.getTime() > request.maxAgeSeconds * 1000;
 }
 
+/** How long after a sign-in on the pages its consent page may still be answered, where the request asked for a fresh sign-in. */
+export const CONSENT_AFTER_SIGN_IN_MS = 10 * 60 * 1000;
+
+/**
+ * Whether an `allow` post may stand on the sign-in session. The consent page is shown only after
+ * the checks of `mustSignIn`, but the post itself carries nothing the server showed, so a request
+ * that asked for a fresh sign-in (`prompt=login`, `max_age`) is held to it here too: the sign-in
+ * must be recent (within `max_age`, or the few minutes a person takes on the consent page after
+ * signing in), else the sign-in page comes again.
+ */
+export function consentMayStand(request: AuthorizationRequest, session: LiveSigninSession): boolean {
+  if (!request.prompts.includes('login') && request.maxAgeSeconds === undefined) return true;
+  const window = Math.max(CONSENT_AFTER_SIGN_IN_MS, (request.maxAgeSeconds ?? 0) * 1000);
+  return Date.now() - session.auth_time.getTime() <= window;
+}
+
 /**
  * Whether the consent page must be shown: never for a first-party app; for a third-party one
  * when `prompt=consent` asks (unless the person just answered it) or the consent on record does
