@@ -1,10 +1,21 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, ReservationRow, VariantRow } from '../db/tables.js';
+import type { Database, ReservationAllocationRow, ReservationRow, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { recordingSteps, recordMany, SERVICE_CONTEXT, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
-import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, readReservation, stillOpen, type Reservation } from './reservation-repository.js';
+import {
+  claimLapsedReservations,
+  closeReservations,
+  closingSteps,
+  insertAllocations,
+  insertReservationIfAvailable,
+  lockReservation,
+  readReservation,
+  stillOpen,
+  type AllocatedReservation,
+  type Reservation,
+} from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
 import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
@@ -53,15 +64,27 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
   }
   const order = inIdOrder(ids);
   if (holdWith) {
-    if (!inserted.held) await refuseAfterFailedHold(trx, input, order);
+    // The statement's hold may have chosen a location whose units went meanwhile: it locked the variant, so one more try is exact.
+    if (!inserted.held) {
+      const locationId = await holdUnits(trx, ids[0]!, input.lines[0]!.quantity);
+      if (!locationId) await refuseAfterFailedHold(trx, input, order);
+      await insertAllocations(trx, [{ reservation_id: inserted.reservation.id, position: 0, location_id: locationId!, quantity: input.lines[0]!.quantity }]);
+    }
     return inserted.reservation;
   }
+  const allocations: ReservationAllocationRow[] = [];
   for (const [position, { id, index }] of order.entries()) {
-    if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
+    const quantity = input.lines[index]!.quantity;
+    const locationId = await holdUnits(trx, id, quantity);
+    if (locationId) {
+      allocations.push({ reservation_id: inserted.reservation.id, position: index, location_id: locationId, quantity });
+      continue;
+    }
     // Others took the units (or deleted the variant) since the read: lock nothing more, and the
     // transaction rolls back, answering for this line and every line not yet held that is short now.
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
+  await insertAllocations(trx, allocations);
   return inserted.reservation;
 }
 
@@ -149,6 +172,24 @@ function refuseUnavailable(input: ReservationInput, variants: (VariantRow | unde
 }
 
 type Closing = 'committed' | 'released' | 'expired';
+
+/**
+ * The units the reservations hold, summed per variant and location, in the order rows are
+ * locked in (variant id, then location id).
+ */
+function heldAt(reservations: AllocatedReservation[]): { id: string; locationId: string; quantity: number }[] {
+  const held = new Map<string, { id: string; locationId: string; quantity: number }>();
+  for (const reservation of reservations) {
+    for (const allocation of reservation.allocations) {
+      const variantId = reservation.lines.find((line) => line.position === allocation.position)!.variant_id;
+      const key = `${variantId} ${allocation.location_id}`;
+      const sum = held.get(key) ?? { id: variantId, locationId: allocation.location_id, quantity: 0 };
+      sum.quantity += allocation.quantity;
+      held.set(key, sum);
+    }
+  }
+  return [...held.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.locationId < b.locationId ? -1 : a.locationId > b.locationId ? 1 : 0));
+}
 const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.released', expired: 'reservation.expired' } as const;
 
 /**
@@ -160,11 +201,9 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  * so the lock is held for the update and the commit only (one round trip less than the bare
  * lock-last reference, and the whole commit two statements fewer: bench/README.md).
  */
-async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
+async function close(trx: Transaction<Database>, reservations: AllocatedReservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const ids = reservations.map((reservation) => reservation.id);
-  const byVariant = new Map<string, number>();
-  for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
-  const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
+  const inOrder = heldAt(reservations);
   let closed: ReservationRow[] = [];
   if (status === 'committed') {
     // The first variant's update closes the reservation and records its event; each variant's stock event goes with its own.
@@ -172,9 +211,9 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     if (!reservation || others.length > 0) throw new Error('a commit closes one reservation');
     const note = { reason: 'reservation committed', reference: reservation.reference, context };
     const committed = { given: [], ofRows: [committedEvent('closed', reservation)] };
-    for (const [position, { id, quantity }] of inOrder.entries()) {
-      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, committed, { steps: closingSteps(ids, status), answer: 'closed' });
-      else await commitHeldUnits(trx, id, quantity, note, { given: [] });
+    for (const [position, { id, locationId, quantity }] of inOrder.entries()) {
+      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, locationId, quantity, note, committed, { steps: closingSteps(ids, status), answer: 'closed' });
+      else await commitHeldUnits(trx, id, locationId, quantity, note, { given: [] });
     }
   } else {
     const events: NewEvent[] = reservations.map((reservation) => ({
@@ -185,7 +224,7 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     }));
     closed = await closeReservations(trx, ids, status);
     await recordMany(trx, events, context);
-    for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);
+    for (const { id, locationId, quantity } of inOrder) await releaseUnits(trx, id, locationId, quantity);
   }
   return closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
 }
@@ -225,14 +264,15 @@ export async function finishReservation(
  */
 export async function commitInOneStatement(db: Kysely<Database>, id: string, context: EventContext, letIn: () => RawBuilder<boolean>): Promise<Reservation | undefined> {
   const reservation = await readReservation(db, id);
-  if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1) return undefined;
+  if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1 || reservation.allocations.length !== 1) return undefined;
   const line = reservation.lines[0]!;
+  const locationId = reservation.allocations[0]!.location_id;
   const note = { reason: 'reservation committed', reference: reservation.reference, context };
   // The units are taken only if the reservation closes, so it closes only if they can be taken:
   // its variant is there and holds them (a variant with units reserved cannot be deleted).
-  const heldStill = sql<boolean>`exists (select 1 from variants where id = ${line.variant_id} and reserved >= ${line.quantity})`;
+  const heldStill = sql<boolean>`exists (select 1 from stock_levels where variant_id = ${line.variant_id} and location_id = ${locationId} and reserved >= ${line.quantity})`;
   const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
-  const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
+  const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, locationId, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
   return closed && { ...closed, lines: reservation.lines };
 }
 

@@ -112,7 +112,8 @@ describe('reservations', () => {
     assert.deepEqual([movements[0].delta, movements[0].stock_after, movements[0].reason, movements[0].reference], [-2, 3, 'reservation committed', 'ORD-1']);
     const stockEvents = (await eventsOf(a.id)).filter((event) => event.type === 'variant.stock_changed');
     assert.equal(stockEvents.length, 1);
-    assert.deepEqual(stockEvents[0]!.data, { before: { stock: 5, reserved: 2 }, after: { stock: 3, reserved: 0 }, delta: -2, stock_after: 3, reason: 'reservation committed', reference: 'ORD-1' });
+    const atDefault = (await fixture.db.selectFrom('locations').select('id').where('is_default', '=', true).executeTakeFirstOrThrow()).id;
+    assert.deepEqual(stockEvents[0]!.data, { before: { stock: 5, reserved: 2 }, after: { stock: 3, reserved: 0 }, delta: -2, stock_after: 3, location_id: atDefault, reason: 'reservation committed', reference: 'ORD-1' });
     assert.deepEqual((await eventsOf(reservation.id)).map((event) => event.type), ['reservation.created', 'reservation.committed']);
     const again = await act(reservation.id, 'commit');
     assert.equal(again.statusCode, 200);
