@@ -15,12 +15,14 @@ export async function defaultLocationId(db: Kysely<Database>): Promise<string> {
 }
 
 /**
- * Locations by id, share-locked (none may be deleted or change status while a stock change
- * there commits), in id order so that two changes naming the same locations never deadlock.
+ * Locations by id, key-share-locked in id order: none can be deleted (its deletion locks it FOR
+ * UPDATE, then checks it is empty) until the stock change there commits. A key share does not
+ * conflict with the plain update that moves the default mark away from a location, so a change
+ * of the default and stock changes never wait on each other in a circle.
  */
 export function shareLocations(trx: Transaction<Database>, ids: string[]): Promise<LocationRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return trx.selectFrom('locations').selectAll().where('id', 'in', ids).orderBy('id').forShare().execute();
+  return trx.selectFrom('locations').selectAll().where('id', 'in', ids).orderBy('id').forKeyShare().execute();
 }
 
 /** The levels of some variants (rows that exist; a missing one is zero of both). */

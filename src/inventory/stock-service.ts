@@ -8,7 +8,10 @@ import { insertStockMovement, insertStockMovements } from './stock-movement-repo
 import { defaultLocationId, insertLevels, levelsOfVariants, shareLocations, writeLevelStock } from './stock-level-repository.js';
 import { insertVariantsWithStock, lockVariant, takeHeldUnits, writeStock, type StockedVariant } from './stock-repository.js';
 
-const MAX_STOCK = 1e9;
+export const MAX_STOCK = 1e9;
+
+/** A variant's level at every location, by priority then code, zeros included (GET /api/variants/{id}/stock). */
+export { levelsAtEveryLocation } from './stock-level-repository.js';
 
 /** Why a stock moves, and who moved it: written on its movement and its event. */
 export interface StockNote {
@@ -76,7 +79,7 @@ export async function closeStock(trx: Transaction<Database>, variant: VariantRow
 }
 
 const shortBy = (level: { stock: number; reserved: number }, stockAfter: number) => `would leave ${stockAfter} units with ${level.reserved} reserved (${level.stock} on hand)`;
-const shortAt = (level: { stock: number; reserved: number }, stockAfter: number, code: string) => `${shortBy(level, stockAfter)} at location ${code}`;
+export const shortAt = (level: { stock: number; reserved: number }, stockAfter: number, code: string) => `${shortBy(level, stockAfter)} at location ${code}`;
 
 /** A `stock` below `reserved` is refused: 409 `insufficient_stock` naming the field. */
 export function assertAboveReserved(variant: VariantRow, stockAfter: number, path: string): void {
@@ -86,13 +89,13 @@ export function assertAboveReserved(variant: VariantRow, stockAfter: number, pat
 }
 
 /** A variant's stock and reserved units at one location (zero of both where it has no row). */
-interface Level {
+export interface Level {
   location_id: string;
   stock: number;
   reserved: number;
 }
 
-const levelAt = (levels: StockLevelRow[], variantId: string, locationId: string): Level =>
+export const levelAt = (levels: StockLevelRow[], variantId: string, locationId: string): Level =>
   levels.find((level) => level.variant_id === variantId && level.location_id === locationId) ?? { location_id: locationId, stock: 0, reserved: 0 };
 
 /**
@@ -102,7 +105,7 @@ const levelAt = (levels: StockLevelRow[], variantId: string, locationId: string)
  * the change this one is part of moved it already (`moveVersion: false`, a PUT that changed other
  * fields too). The caller checked the bounds.
  */
-async function setLevel(trx: Transaction<Database>, variant: VariantRow, level: Level, levelStockAfter: number, note: StockNote, options: { moveVersion?: boolean } = {}): Promise<VariantRow> {
+export async function setLevel(trx: Transaction<Database>, variant: VariantRow, level: Level, levelStockAfter: number, note: StockNote, options: { moveVersion?: boolean } = {}): Promise<VariantRow> {
   const delta = levelStockAfter - level.stock;
   await writeLevelStock(trx, variant.id, level.location_id, levelStockAfter);
   const updated = await writeStock(trx, variant.id, { stock: variant.stock + delta, moveVersion: options.moveVersion ?? true });
@@ -146,7 +149,7 @@ const unknownLocations = (paths: string[]) =>
  * The locations the request names, share-locked (locations.ts may not delete them or change
  * their status until this commits), by id; an unknown one is 404 with each path naming it.
  */
-async function namedLocations(trx: Transaction<Database>, named: { id: string; path: string }[]): Promise<Map<string, LocationRow>> {
+export async function namedLocations(trx: Transaction<Database>, named: { id: string; path: string }[]): Promise<Map<string, LocationRow>> {
   const ids = [...new Set(named.map((name) => name.id))];
   const found = new Map((await shareLocations(trx, ids)).map((location) => [location.id, location]));
   const missing = named.filter((name) => !found.has(name.id)).map((name) => name.path);

@@ -310,11 +310,13 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
     let answer: Promise<LightMyRequestResponse> | undefined;
     await fixture.second.db.transaction().execute(async (other) => {
       // Another writer takes a unit of each off the stock; the reservation reads before it commits and sees both available.
+      // (Its levels with it, as inventory writes them: the variant's row first.)
       await sql`update variants set stock = stock - 1 where id in (${low!.id}, ${high!.id})`.execute(other);
+      await sql`update stock_levels set stock = stock - 1 where variant_id in (${low!.id}, ${high!.id})`.execute(other);
       answer = fixture.first.app.inject({ method: 'POST', url: '/api/reservations', headers: fixture.admin.auth, payload });
       for (;;) {
         const waiting = await sql<{ count: string }>`
-          select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like 'update "variants" set "reserved"%'`.execute(fixture.first.db);
+          select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like '%hold_lock as (select id from variants%'`.execute(fixture.first.db);
         if (Number(waiting.rows[0]!.count) > 0) break;
         await new Promise((resolve) => setImmediate(resolve));
       }
