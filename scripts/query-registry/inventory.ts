@@ -59,6 +59,7 @@ export const inventory: RepositoryFile[] = [
     entries: {
       defaultLocationId: call(stockLevelRepository.defaultLocationId),
       shareLocations: call(stockLevelRepository.shareLocations, [SAMPLE.locationId]),
+      locationsByIds: call(stockLevelRepository.locationsByIds, [SAMPLE.locationId]),
       levelsOfVariants: call(stockLevelRepository.levelsOfVariants, [SAMPLE.variantId]),
       writeLevelStock: call(stockLevelRepository.writeLevelStock, SAMPLE.variantId, SAMPLE.locationId, 15),
       insertLevels: call(stockLevelRepository.insertLevels, SAMPLE.locationId, [{ variant_id: SAMPLE.newId, stock: 5 }]),
@@ -85,7 +86,7 @@ export const inventory: RepositoryFile[] = [
       lockVariantsInIdOrder: call(stockRepository.lockVariantsInIdOrder, [SAMPLE.variantId]),
       variantKey: callerReadSample(stockRepository.variantKey, SAMPLE.variantId),
       writeStock: call(stockRepository.writeStock, SAMPLE.variantId, { stock: 15, moveVersion: true }),
-      holdUnits: call(stockRepository.holdUnits, SAMPLE.variantId, 1),
+      holdUnits: call(stockRepository.holdUnits, SAMPLE.variantId, 1, { split: true }),
       holdingStep: notSql('fragment'),
       releaseUnits: call(stockRepository.releaseUnits, SAMPLE.variantId, SAMPLE.locationId, 1),
       // The units of the sample reservation's line, committed with nothing alongside.

@@ -7,17 +7,15 @@ import type { Database, ReservationAllocationRow, ReservationLineRow, Reservatio
 import { callerRead } from '../sessions/caller-query.js';
 import type { StatementStep } from './stock-repository.js';
 
+/** A reservation, its lines, and where they hold their units (commit, release and expiry act on each allocation). */
 export interface Reservation extends ReservationRow {
   lines: ReservationLineRow[];
-}
-
-/** A reservation with where its lines hold their units (commit, release and expiry act on each allocation). */
-export interface AllocatedReservation extends Reservation {
   allocations: ReservationAllocationRow[];
 }
 
+
 /** A reservation row read FOR UPDATE, with whether its time is up by the database's clock. */
-export interface LockedReservation extends AllocatedReservation {
+export interface LockedReservation extends Reservation {
   lapsed: boolean;
 }
 
@@ -30,16 +28,17 @@ function activeHolding(db: Kysely<Database>, variantId: string) {
     .where('reservation_lines.active', '=', true);
 }
 
-/** The rows with their lines, read in one more statement for the whole page. */
+/** The rows with their lines and allocations, read in two more statements for the whole page. */
 export async function withLinesOfPage(db: Kysely<Database>, rows: ReservationRow[]): Promise<Reservation[]> {
   if (rows.length === 0) return [];
-  const lines = await db
-    .selectFrom('reservation_lines')
-    .selectAll()
-    .where('reservation_id', 'in', rows.map((row) => row.id))
-    .orderBy('position')
-    .execute();
-  return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
+  const ids = rows.map((row) => row.id);
+  const lines = await db.selectFrom('reservation_lines').selectAll().where('reservation_id', 'in', ids).orderBy('position').execute();
+  const allocations = await db.selectFrom('reservation_allocations').selectAll().where('reservation_id', 'in', ids).orderBy('position').orderBy('location_id').execute();
+  return rows.map((row) => ({
+    ...row,
+    lines: lines.filter((line) => line.reservation_id === row.id),
+    allocations: allocations.filter((allocation) => allocation.reservation_id === row.id),
+  }));
 }
 
 /** A page of the active reservations holding units of a variant, newest first (their lines: withLinesOfPage). */
@@ -165,10 +164,12 @@ export async function insertReservationIfAvailable(
         ? sql`,
     made_allocation as (
       insert into reservation_allocations (reservation_id, position, location_id, quantity)
-      select made.id, wanted.position, ${sql.table(holding.step)}.location_id, wanted.quantity from made cross join wanted cross join ${sql.table(holding.step)})`
+      select made.id, wanted.position, ${sql.table(holding.step)}.location_id, wanted.quantity from made cross join wanted cross join ${sql.table(holding.step)}
+      returning *)`
         : sql``
     }
     select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines,
+      ${holding ? sql`(select coalesce(json_agg(made_allocation), '[]') from made_allocation)` : sql`'[]'::json`} as allocations,
       ${holding ? sql`exists (select 1 from ${sql.table(holding.step)})` : sql`false`} as held
     from made`.execute(db);
   const row = rows[0];
@@ -239,7 +240,7 @@ export async function closeReservations(trx: Transaction<Database>, ids: string[
  * run the expiry at once, and a reservation being committed or released (locked by that
  * request) is left to it.
  */
-export async function claimLapsedReservations(trx: Transaction<Database>, limit: number): Promise<AllocatedReservation[]> {
+export async function claimLapsedReservations(trx: Transaction<Database>, limit: number): Promise<Reservation[]> {
   const rows = await trx
     .selectFrom('reservations')
     .selectAll()

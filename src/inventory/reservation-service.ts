@@ -13,10 +13,10 @@ import {
   lockReservation,
   readReservation,
   stillOpen,
-  type AllocatedReservation,
   type Reservation,
 } from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
+import { locationsByIds } from './stock-level-repository.js';
 import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
 
@@ -49,10 +49,14 @@ const INSERT_ATTEMPTS = 3;
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
+  const named = input.lines.map((line) => line.location_id?.toLowerCase());
+  await assertNamedLocationsTakeUnits(trx, named);
+  const split = input.split ?? true;
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
   // Several lines hold one at a time, in id order, so that two reservations never deadlock.
-  const holdWith = ids.length === 1 ? { after: (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, sql`exists (select 1 from ${sql.table(madeStep)})`) } : undefined;
+  const holdWith =
+    ids.length === 1 ? { after: (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, sql`exists (select 1 from ${sql.table(madeStep)})`, named[0]) } : undefined;
   let inserted: Awaited<ReturnType<typeof insertReservationIfAvailable>>;
   for (let attempt = 1; ; attempt++) {
     inserted = await insertReservationIfAvailable(trx, made, recordedWith, holdWith);
@@ -62,22 +66,16 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     // None is now: units came back between the two statements. Past the last attempt, every line is listed as it stands.
     if (attempt === INSERT_ATTEMPTS) throw unitsKeptChanging(input, await variantsByIds(trx, ids));
   }
-  const order = inIdOrder(ids);
-  if (holdWith) {
-    // The statement's hold may have chosen a location whose units went meanwhile: it locked the variant, so one more try is exact.
-    if (!inserted.held) {
-      const locationId = await holdUnits(trx, ids[0]!, input.lines[0]!.quantity);
-      if (!locationId) await refuseAfterFailedHold(trx, input, order);
-      await insertAllocations(trx, [{ reservation_id: inserted.reservation.id, position: 0, location_id: locationId!, quantity: input.lines[0]!.quantity }]);
-    }
-    return inserted.reservation;
-  }
+  const { reservation } = inserted;
+  // The statement's hold may have found its location's units gone, or the line may need a split: it locked the variant, so holdUnits answers exactly.
+  if (holdWith && inserted.held) return reservation;
   const allocations: ReservationAllocationRow[] = [];
+  const order = inIdOrder(ids);
   for (const [position, { id, index }] of order.entries()) {
     const quantity = input.lines[index]!.quantity;
-    const locationId = await holdUnits(trx, id, quantity);
-    if (locationId) {
-      allocations.push({ reservation_id: inserted.reservation.id, position: index, location_id: locationId, quantity });
+    const held = await holdUnits(trx, id, quantity, { locationId: named[index], split });
+    if (held) {
+      allocations.push(...held.map((units) => ({ reservation_id: reservation.id, position: index, ...units })));
       continue;
     }
     // Others took the units (or deleted the variant) since the read: lock nothing more, and the
@@ -85,7 +83,22 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
   await insertAllocations(trx, allocations);
-  return inserted.reservation;
+  return { ...reservation, allocations: allocations.sort((a, b) => a.position - b.position || (a.location_id < b.location_id ? -1 : 1)) };
+}
+
+/**
+ * The locations reservation lines name (undefined: the line names none) exist (else 404 with the
+ * lines' paths) and are active (else 409 `location_inactive`): an inactive location gets no new
+ * allocation.
+ */
+async function assertNamedLocationsTakeUnits(trx: Transaction<Database>, named: (string | undefined)[]): Promise<void> {
+  const ids = [...new Set(named.filter((id): id is string => id !== undefined))];
+  if (ids.length === 0) return;
+  const found = new Map((await locationsByIds(trx, ids)).map((location) => [location.id, location]));
+  const missing = named.flatMap((id, index) => (id !== undefined && !found.has(id) ? [{ path: `/lines/${index}/location_id`, message: 'names no location' }] : []));
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no location.', missing);
+  const inactive = named.flatMap((id, index) => (id !== undefined && found.get(id)!.status !== 'active' ? [{ path: `/lines/${index}/location_id`, message: 'names an inactive location' }] : []));
+  if (inactive.length > 0) throw new AppError('location_inactive', 'An inactive location takes no new reservation.', inactive);
 }
 
 /**
@@ -101,7 +114,7 @@ export async function reserveInOneStatement(db: Kysely<Database>, input: Reserva
   if (!line || others.length > 0) return undefined;
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
-  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn()) });
+  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn(), line.location_id?.toLowerCase()) });
   return inserted?.reservation;
 }
 
@@ -177,7 +190,7 @@ type Closing = 'committed' | 'released' | 'expired';
  * The units the reservations hold, summed per variant and location, in the order rows are
  * locked in (variant id, then location id).
  */
-function heldAt(reservations: AllocatedReservation[]): { id: string; locationId: string; quantity: number }[] {
+function heldAt(reservations: Reservation[]): { id: string; locationId: string; quantity: number }[] {
   const held = new Map<string, { id: string; locationId: string; quantity: number }>();
   for (const reservation of reservations) {
     for (const allocation of reservation.allocations) {
@@ -201,7 +214,7 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  * so the lock is held for the update and the commit only (one round trip less than the bare
  * lock-last reference, and the whole commit two statements fewer: bench/README.md).
  */
-async function close(trx: Transaction<Database>, reservations: AllocatedReservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
+async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const ids = reservations.map((reservation) => reservation.id);
   const inOrder = heldAt(reservations);
   let closed: ReservationRow[] = [];
@@ -226,7 +239,10 @@ async function close(trx: Transaction<Database>, reservations: AllocatedReservat
     await recordMany(trx, events, context);
     for (const { id, locationId, quantity } of inOrder) await releaseUnits(trx, id, locationId, quantity);
   }
-  return closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
+  return closed.map((row) => {
+    const { lines, allocations } = reservations.find((open) => open.id === row.id)!;
+    return { ...row, lines, allocations };
+  });
 }
 
 /**
@@ -273,7 +289,7 @@ export async function commitInOneStatement(db: Kysely<Database>, id: string, con
   const heldStill = sql<boolean>`exists (select 1 from stock_levels where variant_id = ${line.variant_id} and location_id = ${locationId} and reserved >= ${line.quantity})`;
   const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
   const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, locationId, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
-  return closed && { ...closed, lines: reservation.lines };
+  return closed && { ...closed, lines: reservation.lines, allocations: reservation.allocations };
 }
 
 /**

@@ -25,6 +25,11 @@ export function shareLocations(trx: Transaction<Database>, ids: string[]): Promi
   return trx.selectFrom('locations').selectAll().where('id', 'in', ids).orderBy('id').forKeyShare().execute();
 }
 
+/** Locations by id, unlocked (what reservation lines name). */
+export function locationsByIds(db: Kysely<Database>, ids: string[]): Promise<LocationRow[]> {
+  return db.selectFrom('locations').selectAll().where('id', 'in', ids).execute();
+}
+
 /** The levels of some variants (rows that exist; a missing one is zero of both). */
 export function levelsOfVariants(db: Kysely<Database>, variantIds: string[]): Promise<StockLevelRow[]> {
   if (variantIds.length === 0) return Promise.resolve([]);

@@ -43,7 +43,8 @@ export function writeStock(trx: Transaction<Database>, id: string, change: { sto
 
 /**
  * The steps of a statement's `with` that hold `quantity` units of a variant at the first active
- * location (by priority, then code) that has them all available, if `condition` holds. The
+ * location (by priority, then code) that has them all available, or only at `locationId` if
+ * given (and active), if `condition` holds. The
  * variant's row is locked first (`hold_lock`), as by every writer of its levels, so a hold and a
  * stock change or transfer never lock in opposite orders; then the level takes the units under
  * its check (stock - reserved >= quantity, checked again on the row as it is when locked), and
@@ -53,15 +54,19 @@ export function writeStock(trx: Transaction<Database>, id: string, change: { sto
  * meanwhile, the hold fails though another location may have them, and the caller, holding the
  * variant's lock from this statement, may ask again (holdUnits).
  */
-function holdingSteps(variantId: string, quantity: number, condition: RawBuilder<boolean>, now: Date): RawBuilder<unknown> {
+function holdingSteps(variantId: string, quantity: number, condition: RawBuilder<boolean>, now: Date, locationId?: string): RawBuilder<unknown> {
   return sql`hold_lock as (select id from variants where id = ${variantId} and ${condition} for update),
     hold_level as (
       update stock_levels set reserved = reserved + ${quantity}
       where variant_id = ${variantId} and stock - reserved >= ${quantity} and exists (select 1 from hold_lock)
-        and location_id = (
+        and ${
+          locationId
+            ? sql`location_id = ${locationId} and exists (select 1 from locations where id = ${locationId} and status = 'active')`
+            : sql`location_id = (
           select stock_levels.location_id from stock_levels join locations on locations.id = stock_levels.location_id
           where stock_levels.variant_id = ${variantId} and locations.status = 'active' and stock_levels.stock - stock_levels.reserved >= ${quantity}
-          order by locations.priority, lower(locations.code), locations.code limit 1)
+          order by locations.priority, lower(locations.code), locations.code limit 1)`
+        }
       returning location_id),
     held as (
       update variants set reserved = reserved + ${quantity}, version = version + 1, updated_at = ${now}
@@ -70,18 +75,53 @@ function holdingSteps(variantId: string, quantity: number, condition: RawBuilder
       returning variants.id, hold_level.location_id)`;
 }
 
+/** Units of a reservation line held at one location. */
+export interface HeldUnits {
+  location_id: string;
+  quantity: number;
+}
+
 /**
- * Holds `quantity` more units of a variant at one location (holdingSteps): the location, or
- * undefined when the variant is missing or no active location has that many available. A
- * failed first try took the variant's lock, so the second reads every level as it stands and
- * answers exactly.
+ * Holds `quantity` more units of a variant (holdingSteps): the whole line at one location (the
+ * named one, or the first active one that has them all), else, with `split`, greedily over the
+ * active locations by priority then code (splitUnits). Undefined when the variant is missing or
+ * the units are not there (nothing is written then). A failed first try took the variant's
+ * lock, so what follows reads every level as it stands and answers exactly.
  */
-export async function holdUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<string | undefined> {
+export async function holdUnits(trx: Transaction<Database>, variantId: string, quantity: number, options: { locationId?: string | undefined; split: boolean }): Promise<HeldUnits[] | undefined> {
   for (let attempt = 1; attempt <= 2; attempt++) {
-    const { rows } = await sql<{ location_id: string }>`with ${holdingSteps(variantId, quantity, sql`true`, new Date())} select location_id from held`.execute(trx);
-    if (rows[0]) return rows[0].location_id;
+    const { rows } = await sql<{ location_id: string }>`with ${holdingSteps(variantId, quantity, sql`true`, new Date(), options.locationId)} select location_id from held`.execute(trx);
+    if (rows[0]) return [{ location_id: rows[0].location_id, quantity }];
   }
-  return undefined;
+  if (options.locationId || !options.split) return undefined;
+  return splitUnits(trx, variantId, quantity);
+}
+
+/**
+ * Holds `quantity` units of a variant over several active locations, by priority then code, each
+ * giving what it has available until the line is full; nothing when all of them together have
+ * too few. The caller holds the variant's lock (holdUnits), so the levels read are the ones
+ * written.
+ */
+async function splitUnits(trx: Transaction<Database>, variantId: string, quantity: number): Promise<HeldUnits[] | undefined> {
+  const { rows } = await sql<HeldUnits>`
+    with ordered as (
+      select stock_levels.location_id, stock_levels.stock - stock_levels.reserved as free,
+        sum(stock_levels.stock - stock_levels.reserved) over (order by locations.priority, lower(locations.code), locations.code) as running
+      from stock_levels join locations on locations.id = stock_levels.location_id
+      where stock_levels.variant_id = ${variantId} and locations.status = 'active' and stock_levels.stock > stock_levels.reserved),
+    taking as (
+      select location_id, least(free, ${quantity} - (running - free))::integer as quantity from ordered
+      where running - free < ${quantity} and (select max(running) from ordered) >= ${quantity}),
+    held_levels as (
+      update stock_levels set reserved = stock_levels.reserved + taking.quantity from taking
+      where stock_levels.variant_id = ${variantId} and stock_levels.location_id = taking.location_id
+      returning stock_levels.location_id, taking.quantity),
+    held as (
+      update variants set reserved = reserved + ${quantity}, version = version + 1, updated_at = ${new Date()}
+      where id = ${variantId} and exists (select 1 from taking) returning id)
+    select location_id, quantity from held_levels order by location_id`.execute(trx);
+  return rows.length > 0 ? rows : undefined;
 }
 
 /** A new variant's row as inserted with its opening stock: the variants area's fields, inventory's stock. */
@@ -119,8 +159,8 @@ export interface StatementStep {
  * commit, as by a hold of its own). Its step `held`: the variant's id and the location if it
  * held them, else no row.
  */
-export function holdingStep(variantId: string, quantity: number, condition: RawBuilder<boolean>): StatementStep {
-  return { step: 'held', steps: holdingSteps(variantId, quantity, condition, new Date()) };
+export function holdingStep(variantId: string, quantity: number, condition: RawBuilder<boolean>, locationId?: string): StatementStep {
+  return { step: 'held', steps: holdingSteps(variantId, quantity, condition, new Date(), locationId) };
 }
 
 /** Gives units held at a location back (a reservation released or expired), the variant's row first; the version moves on. */
