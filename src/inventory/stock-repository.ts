@@ -231,7 +231,25 @@ export async function takeReconciliationTurn(trx: Transaction<Database>): Promis
   return rows[0]!.taken;
 }
 
-/** Sets a locked variant's `reserved` (the reconciliation's repair); the version moves on. */
+/**
+ * Sets a locked variant's `reserved` (the reconciliation's repair), and each of its levels'
+ * `reserved` to what the open allocations there hold (where that fits the level's stock), so
+ * the variant's `reserved` stays the sum of its levels'; the version moves on.
+ */
 export async function writeReserved(trx: Transaction<Database>, variantId: string, reserved: number): Promise<void> {
   await trx.updateTable('variants').set({ reserved, version: sql`version + 1`, updated_at: new Date() }).where('id', '=', variantId).execute();
+  await sql`
+    with held as (
+      select allocations.location_id, sum(allocations.quantity)::integer as quantity
+      from reservation_lines as lines
+      join reservation_allocations as allocations on allocations.reservation_id = lines.reservation_id and allocations.position = lines.position
+      where lines.variant_id = ${variantId} and lines.active
+      group by allocations.location_id),
+    wanted as (
+      select levels.location_id, coalesce(held.quantity, 0) as reserved
+      from stock_levels as levels left join held on held.location_id = levels.location_id
+      where levels.variant_id = ${variantId})
+    update stock_levels set reserved = wanted.reserved from wanted
+    where stock_levels.variant_id = ${variantId} and stock_levels.location_id = wanted.location_id
+      and stock_levels.reserved <> wanted.reserved and wanted.reserved <= stock_levels.stock`.execute(trx);
 }

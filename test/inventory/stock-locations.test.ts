@@ -180,4 +180,22 @@ describe('stock per location', () => {
     const variantRow = await fixture.db.selectFrom('variants').selectAll().where('id', '=', variant.id).executeTakeFirstOrThrow();
     assert.deepEqual([variantRow.stock, variantRow.reserved], [16, 2]);
   });
+
+  it("imports a `stock` column at the one location holding the variant's stock; a row changing stock held at several fails alone", async () => {
+    const [single, several] = [await createVariant(0), await createVariant(2)];
+    const store = await createLocation();
+    assert.equal((await putStock(single.id, { stock: 4, location_id: store.id })).statusCode, 200);
+    assert.equal((await putStock(several.id, { stock: 1, location_id: store.id })).statusCode, 200);
+    const skus = await fixture.db.selectFrom('variants').select(['id', 'sku']).where('id', 'in', [single.id, several.id]).execute();
+    const skuOf = (id: string) => skus.find((row) => row.id === id)!.sku;
+    const file = `sku,stock\n${skuOf(single.id)},9\n${skuOf(several.id)},5\n`;
+    const upload = await asAdmin({ method: 'POST', url: '/api/variants/imports?on_error=skip_failed', headers: { 'content-type': 'text/csv' }, payload: file });
+    assert.equal(upload.statusCode, 202, upload.body);
+    await fixture.jobs.runNow('run-imports');
+    const result = (await asAdmin({ method: 'GET', url: upload.headers.location as string })).json();
+    assert.deepEqual([result.updated, result.failed], [1, 1], JSON.stringify(result));
+    assert.match(result.first_errors[0].message, /stock_at_several_locations/);
+    assert.deepEqual([at(await stockOf(single.id), store.id).stock, (await stockOf(single.id)).stock], [9, 9]);
+    assert.equal((await stockOf(several.id)).stock, 3);
+  });
 });
