@@ -345,7 +345,12 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
 
   it('keeps reserved equal to the open lines, without a deadlock, through reservations, commits, releases and stock changes racing on two instances', { timeout: 120_000 }, async () => {
     const variants = [await create(400), await create(400)];
-    const post = (index: number, url: string, payload: object) => instance(index).inject({ method: 'POST', url, headers: fixture.admin.auth, payload });
+    const unexpected: string[] = [];
+    const post = async (index: number, url: string, payload: object) => {
+      const response = await instance(index).inject({ method: 'POST', url, headers: fixture.admin.auth, payload });
+      if (response.statusCode >= 300) unexpected.push(`${url} ${response.body}`);
+      return response;
+    };
     // A deadlock would not show in the answers: the transaction is retried. Both instances run in this process and count here.
     const deadlocksBefore = transactionRetries.deadlock;
     const statuses = await Promise.all(
@@ -362,7 +367,7 @@ describe('reservations under concurrency (PostgreSQL, two instances)', { skip: !
         return [created.statusCode, closed.statusCode];
       }),
     );
-    assert.deepEqual([...new Set(statuses.flat())].sort(), [200, 201], 'no 409 (enough stock), no 500');
+    assert.deepEqual([...new Set(statuses.flat())].sort(), [200, 201], `no 409 (enough stock), no 500 ${unexpected.slice(0, 3).join(' | ')}`);
     assert.equal(transactionRetries.deadlock, deadlocksBefore, 'no transaction was retried after a deadlock');
     for (const variant of variants) {
       const open = await fixture.first.db
