@@ -41,11 +41,14 @@ const INSERT_ATTEMPTS = 3;
  * POST /api/reservations: every line is held, or none. Lock last, as a flash sale needs: the
  * reservation, its lines and its event are written by one statement that first reads the
  * variants without a lock (a sold-out or unknown variant is refused before anything is written),
- * touching no variant; then each line holds its units with one conditional update (available >=
- * quantity, checked under the row's lock it takes), and the transaction commits. A reservation of
- * one line (a flash sale's) holds its units in the insert's statement, one round trip less. A
- * variant's row is locked only for those updates and the commit, whatever else the request writes
- * and however many carts hold it.
+ * touching no variant; then each line holds its units with one statement (holdUnits: the
+ * variant's row locked, then the level of the location chosen, available >= quantity checked
+ * under that lock; a split or a retry only when the first location chosen could not), its
+ * allocations are written, and the transaction commits. A reservation of one line (a flash
+ * sale's) holds its units and writes its allocation in the insert's statement, one round trip
+ * less. A variant's row is locked only for those updates and the commit, whatever else the
+ * request writes and however many carts hold it. Named locations are checked first (404, 409
+ * `location_inactive`).
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));

@@ -175,9 +175,10 @@ export async function releaseUnits(trx: Transaction<Database>, variantId: string
 
 /**
  * Takes units held at a location off the stock and off `reserved` in one update of the variant's
- * row, then of the level (a commit), and writes in the same statement its movement and what `recordedWith` adds (the steps that record the commit's
- * events, given the name of the step that returns the updated row, with `location_id` and
- * `level_stock`, the stock left there), so the variant's lock is
+ * row, then of the level (a commit), and writes in the same statement its movement and what
+ * `recordedWith` adds (the steps that record the commit's events, given the name of the step that
+ * returns the updated row with `location_id` and `level_stock`, the stock left there), so the
+ * variant's lock is
  * held for this statement and the commit only. `alongside` adds the steps of another table's
  * change to the statement (a commit closes its reservations there: one round trip less), which
  * then answers with the rows of its step `answer`; else with the variant's row after it. With
