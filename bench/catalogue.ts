@@ -39,9 +39,15 @@ async function referenceImport(databaseUrl: string, csv: string, actorId: string
       );
       const stocked = batch.map((row, index) => ({ id: ids[index]!, stock: Number(row.stock) })).filter((row) => row.stock > 0);
       await client.query(
-        `insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
-         select gen_random_uuid(), variant_id, stock, stock, 'reference import', null, $3, $4 from unnest($1::uuid[], $2::int[]) as opened (variant_id, stock)`,
+        `insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, reference, actor_id, created_at)
+         select gen_random_uuid(), variant_id, (select id from locations where is_default), stock, stock, 'reference import', null, $3, $4 from unnest($1::uuid[], $2::int[]) as opened (variant_id, stock)`,
         [stocked.map((row) => row.id), stocked.map((row) => row.stock), actorId, now],
+      );
+      // Since 0035 the stock is kept per location too, as the service's import writes it.
+      await client.query(
+        `insert into stock_levels (variant_id, location_id, stock)
+         select variant_id, (select id from locations where is_default), stock from unnest($1::uuid[], $2::int[]) as opened (variant_id, stock)`,
+        [stocked.map((row) => row.id), stocked.map((row) => row.stock)],
       );
       await client.query(
         `insert into events (id, type, created_at, actor_id, actor_type, request_id, subject_type, subject_id, data)

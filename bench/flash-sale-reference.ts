@@ -59,7 +59,7 @@ app.post<{ Body: { lines: { variant_id: string; quantity: number }[] } }>('/rese
   return reply
     .code(201)
     .header('location', `/api/reservations/${made.id}`)
-    .send(toReservationResponse({ ...made, lines: [{ reservation_id: made.id, position: 0, variant_id: line.variant_id, quantity: line.quantity, active: true }] }));
+    .send(toReservationResponse({ ...made, lines: [{ reservation_id: made.id, position: 0, variant_id: line.variant_id, quantity: line.quantity, active: true }], allocations: [] }));
 });
 
 app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request, reply) => {
@@ -83,10 +83,11 @@ app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request,
     });
     await client.query({
       name: 'movement',
-      text: "insert into stock_movements (id, variant_id, delta, stock_after, reason, created_at) values ($1, $2, $3, $4, 'reservation committed', now())",
+      // (Since 0035 a movement names its location: the bare reference keeps one location, the default.)
+      text: "insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, created_at) select $1, $2, id, $3, $4, 'reservation committed', now() from locations where is_default",
       values: [randomUUID(), variantId, -quantity, taken.rows[0]!.stock],
     });
-    return { ...closed.rows[0]!, lines: lines.rows };
+    return { ...closed.rows[0]!, lines: lines.rows, allocations: [] };
   });
   withApiHeaders(reply);
   if (!committed) return reply.code(409).send({ code: 'reservation_closed' });

@@ -51,8 +51,8 @@ async function addHistory(client: pg.Client, events: [number, number], movements
     events,
   );
   await client.query(
-    `insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
-     select gen_random_uuid(), v.id, 1, g, 'scale', null, null, timestamptz '2026-01-01' + g * interval '1 second'
+    `insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, reference, actor_id, created_at)
+     select gen_random_uuid(), v.id, (select id from locations where is_default), 1, g, 'scale', null, null, timestamptz '2026-01-01' + g * interval '1 second'
      from generate_series($1::int, $2::int) g join variants v on lower(v.sku) = 'scale-' || (g % 1000 + 1)`,
     movements,
   );

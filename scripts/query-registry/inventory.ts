@@ -1,10 +1,11 @@
 import * as locationRepository from '../../src/inventory/location-repository.js';
 import * as reservationRepository from '../../src/inventory/reservation-repository.js';
+import * as stockLevelRepository from '../../src/inventory/stock-level-repository.js';
 import * as stockMovementRepository from '../../src/inventory/stock-movement-repository.js';
 import * as stockRepository from '../../src/inventory/stock-repository.js';
 import { call, callerReadSample, FIRST_PAGE, notSql, recordNothing, SAMPLE, type RepositoryFile } from './sample.js';
 
-const movement = { variant_id: SAMPLE.variantId, delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: SAMPLE.userId };
+const movement = { variant_id: SAMPLE.variantId, location_id: SAMPLE.locationId, delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: SAMPLE.userId };
 
 export const inventory: RepositoryFile[] = [
   {
@@ -46,9 +47,24 @@ export const inventory: RepositoryFile[] = [
       unitsHeldByOpenLines: call(reservationRepository.unitsHeldByOpenLines, SAMPLE.variantId),
       closingSteps: notSql('fragment'),
       stillOpen: notSql('fragment'),
+      insertAllocations: call(reservationRepository.insertAllocations, [{ reservation_id: SAMPLE.reservationId, position: 0, location_id: SAMPLE.locationId, quantity: 2 }]),
       closeReservations: call(reservationRepository.closeReservations, [SAMPLE.reservationId], 'released'),
       claimLapsedReservations: call(reservationRepository.claimLapsedReservations, 100),
       overdueReservationStats: call(reservationRepository.overdueReservationStats),
+    },
+  },
+  {
+    file: 'src/inventory/stock-level-repository.ts',
+    area: 'inventory',
+    entries: {
+      defaultLocationId: call(stockLevelRepository.defaultLocationId),
+      shareLocations: call(stockLevelRepository.shareLocations, [SAMPLE.locationId]),
+      locationsByIds: call(stockLevelRepository.locationsByIds, [SAMPLE.locationId]),
+      levelsOfVariants: call(stockLevelRepository.levelsOfVariants, [SAMPLE.variantId]),
+      writeLevelStock: call(stockLevelRepository.writeLevelStock, SAMPLE.variantId, SAMPLE.locationId, 15),
+      insertLevels: call(stockLevelRepository.insertLevels, SAMPLE.locationId, [{ variant_id: SAMPLE.newId, stock: 5 }]),
+      levelsAtEveryLocation: call(stockLevelRepository.levelsAtEveryLocation, SAMPLE.variantId),
+      locationHoldsStock: call(stockLevelRepository.locationHoldsStock, SAMPLE.locationId),
     },
   },
   {
@@ -70,11 +86,11 @@ export const inventory: RepositoryFile[] = [
       lockVariantsInIdOrder: call(stockRepository.lockVariantsInIdOrder, [SAMPLE.variantId]),
       variantKey: callerReadSample(stockRepository.variantKey, SAMPLE.variantId),
       writeStock: call(stockRepository.writeStock, SAMPLE.variantId, { stock: 15, moveVersion: true }),
-      holdUnits: call(stockRepository.holdUnits, SAMPLE.variantId, 1),
+      holdUnits: call(stockRepository.holdUnits, SAMPLE.variantId, 1, { split: true }),
       holdingStep: notSql('fragment'),
-      releaseUnits: call(stockRepository.releaseUnits, SAMPLE.variantId, 1),
+      releaseUnits: call(stockRepository.releaseUnits, SAMPLE.variantId, SAMPLE.locationId, 1),
       // The units of the sample reservation's line, committed with nothing alongside.
-      takeHeldUnits: call(stockRepository.takeHeldUnits, SAMPLE.variantId, 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: SAMPLE.userId }, recordNothing),
+      takeHeldUnits: call(stockRepository.takeHeldUnits, SAMPLE.variantId, SAMPLE.locationId, 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: SAMPLE.userId }, recordNothing),
       variantsByIds: call(stockRepository.variantsByIds, [SAMPLE.variantId]),
       takeReconciliationTurn: call(stockRepository.takeReconciliationTurn),
       writeReserved: call(stockRepository.writeReserved, SAMPLE.variantId, 2),

@@ -174,6 +174,8 @@ export interface StockMovementsTable {
   variant_id: string;
   delta: number;
   stock_after: number;
+  /** Where the stock moved; `stock_after` is the stock there. */
+  location_id: string;
   reason: string;
   reference: string | null;
   actor_id: string | null;
@@ -196,6 +198,22 @@ export interface ReservationLinesTable {
   variant_id: string;
   quantity: number;
   active: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** A variant's stock at one location; no row is zero of both. */
+export interface StockLevelsTable {
+  variant_id: string;
+  location_id: string;
+  stock: ColumnType<number, number | undefined, number>;
+  reserved: ColumnType<number, number | undefined, number>;
+}
+
+/** Where a reservation line holds its units. */
+export interface ReservationAllocationsTable {
+  reservation_id: string;
+  position: number;
+  location_id: string;
+  quantity: number;
 }
 
 export interface BalanceLedgerTable {
@@ -473,6 +491,8 @@ export interface Database {
   stock_movements: StockMovementsTable;
   reservations: ReservationsTable;
   reservation_lines: ReservationLinesTable;
+  stock_levels: StockLevelsTable;
+  reservation_allocations: ReservationAllocationsTable;
   balance_ledger: BalanceLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   variants: VariantsTable;
@@ -513,6 +533,8 @@ export type EmailCodeRow = Selectable<EmailCodesTable>;
 export type EmailRow = Selectable<EmailOutboxTable>;
 export type ReservationRow = Selectable<ReservationsTable>;
 export type ReservationLineRow = Selectable<ReservationLinesTable>;
+export type StockLevelRow = Selectable<StockLevelsTable>;
+export type ReservationAllocationRow = Selectable<ReservationAllocationsTable>;
 export type StockMovementRow = Selectable<StockMovementsTable>;
 export type ApiClientRow = Selectable<ApiClientsTable>;
 export type ApiClientSecretRow = Selectable<ApiClientSecretsTable>;

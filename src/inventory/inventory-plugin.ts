@@ -8,7 +8,7 @@ import { overdueReservationStats } from './reservation-repository.js';
 import { ReservationSchema } from './reservation-schemas.js';
 import { reservationRoutes } from './reservation-routes.js';
 import { expireLapsedReservations } from './reservation-service.js';
-import { StockMovementSchema } from './stock-schemas.js';
+import { StockMovementSchema, VariantStockSchema } from './stock-schemas.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 
 /** The expiry runs every second on every instance, so a lapsed reservation is closed well within 10 s. */
@@ -25,6 +25,7 @@ export const inventoryPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: { database: DatabaseHandle; jobs: JobRunner }) => {
     const { db } = options.database;
     app.addSchema(StockMovementSchema);
+    app.addSchema(VariantStockSchema);
     app.addSchema(ReservationSchema);
     app.addSchema(LocationSchema);
     await app.register(reservationRoutes, { prefix: '/api' });

@@ -25,3 +25,17 @@ export function distinctVariantsOfLines(variantIds: string[]): string[] {
   if (repeated !== -1) throw validationFailed(`/lines/${repeated}/variant_id`, 'names a variant another line names already');
   return ids;
 }
+
+/**
+ * The variants the lines name, locked in id order, where a variant may be named by several lines
+ * (at different locations): the rows, distinct, in id order; a line naming no variant is a 404
+ * with its path.
+ */
+export async function lockVariantsNamedByLines(trx: Transaction<Database>, variantIds: string[]): Promise<VariantRow[]> {
+  const ids = variantIds.map((id) => id.toLowerCase());
+  const locked = await lockVariantsInIdOrder(trx, [...new Set(ids)]);
+  const found = new Set(locked.map((variant) => variant.id));
+  const missing = ids.flatMap((id, index) => (found.has(id) ? [] : [{ path: `/lines/${index}/variant_id`, message: 'names no variant' }]));
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing);
+  return locked;
+}

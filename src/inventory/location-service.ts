@@ -6,6 +6,7 @@ import { changedFields, record, type EventContext } from '../events/event-record
 import type { EventType } from '../events/event-types.js';
 import { AppError } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
+import { locationHoldsStock } from './stock-level-repository.js';
 import { clearDefaultLocation, deleteLocation, insertLocation, lockLocation, takeDefaultLocationTurn, updateLocation } from './location-repository.js';
 import type { CreateLocationInput, LocationPatch } from './location-schemas.js';
 
@@ -66,12 +67,16 @@ export async function patchLocation(trx: Transaction<Database>, id: string, ifMa
 }
 
 /**
- * Section 21's 409 `location_not_empty`: a location where any variant has stock or an open
- * allocation cannot be deleted. Stock is not yet kept per location (every unit is at the
- * default, which cannot be deleted), so no other location can hold any: the check that reads
- * the stock levels and allocations at `location` comes with them, here, under the row lock.
+ * Section 21's 409 `location_not_empty`: a location where any variant has stock or reserved
+ * units (an open allocation holds units reserved there) cannot be deleted. Read under the
+ * location's row lock: every stock change at a location share-locks it first, so none can
+ * bring stock here between this check and the delete.
  */
-async function assertLocationEmpty(_trx: Transaction<Database>, _location: LocationRow): Promise<void> {}
+async function assertLocationEmpty(trx: Transaction<Database>, location: LocationRow): Promise<void> {
+  if (await locationHoldsStock(trx, location.id)) {
+    throw new AppError('location_not_empty', `Location ${location.code} holds stock or reserved units; move them elsewhere (a transfer) or count them to zero first.`);
+  }
+}
 
 /** Deletes a location; the default cannot be (409 `default_location`). */
 export async function removeLocation(trx: Transaction<Database>, id: string, ifMatch: string | undefined, context: EventContext): Promise<void> {

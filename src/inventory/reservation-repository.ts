@@ -3,13 +3,16 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countRows, keysetPage, type PageRequest } from '../db/list-queries.js';
 import { preparedQuery } from '../db/prepared-query.js';
-import type { Database, ReservationLineRow, ReservationRow } from '../db/tables.js';
+import type { Database, ReservationAllocationRow, ReservationLineRow, ReservationRow } from '../db/tables.js';
 import { callerRead } from '../sessions/caller-query.js';
 import type { StatementStep } from './stock-repository.js';
 
+/** A reservation, its lines, and where they hold their units (commit, release and expiry act on each allocation). */
 export interface Reservation extends ReservationRow {
   lines: ReservationLineRow[];
+  allocations: ReservationAllocationRow[];
 }
+
 
 /** A reservation row read FOR UPDATE, with whether its time is up by the database's clock. */
 export interface LockedReservation extends Reservation {
@@ -25,16 +28,17 @@ function activeHolding(db: Kysely<Database>, variantId: string) {
     .where('reservation_lines.active', '=', true);
 }
 
-/** The rows with their lines, read in one more statement for the whole page. */
+/** The rows with their lines and allocations, read in two more statements for the whole page. */
 export async function withLinesOfPage(db: Kysely<Database>, rows: ReservationRow[]): Promise<Reservation[]> {
   if (rows.length === 0) return [];
-  const lines = await db
-    .selectFrom('reservation_lines')
-    .selectAll()
-    .where('reservation_id', 'in', rows.map((row) => row.id))
-    .orderBy('position')
-    .execute();
-  return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
+  const ids = rows.map((row) => row.id);
+  const lines = await db.selectFrom('reservation_lines').selectAll().where('reservation_id', 'in', ids).orderBy('position').execute();
+  const allocations = await db.selectFrom('reservation_allocations').selectAll().where('reservation_id', 'in', ids).orderBy('position').orderBy('location_id').execute();
+  return rows.map((row) => ({
+    ...row,
+    lines: lines.filter((line) => line.reservation_id === row.id),
+    allocations: allocations.filter((allocation) => allocation.reservation_id === row.id),
+  }));
 }
 
 /** A page of the active reservations holding units of a variant, newest first (their lines: withLinesOfPage). */
@@ -98,6 +102,9 @@ const withLinesAndLapse = (db: Kysely<Database>, id: string) =>
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
     .select((eb) => jsonArrayFrom(eb.selectFrom('reservation_lines').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position')).as('lines'))
+    .select((eb) =>
+      jsonArrayFrom(eb.selectFrom('reservation_allocations').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position').orderBy('location_id')).as('allocations'),
+    )
     .where('id', '=', id);
 
 // Built once (prepared-query.ts): every commit and release runs one of them.
@@ -123,7 +130,8 @@ export type HoldInInsert = { after: (madeStep: string) => StatementStep } | { be
  * variant is refused before anything is written, and undefined says so (the caller reads why).
  * With what `recordedWith` adds (the steps that record its event, given the name of the step
  * that returns the new row), and what `hold` adds (a step holding the units of the one line,
- * whose rows say whether it held them: `held`; false without it). Expiry and creation read the
+ * whose rows say whether it held them, and where: `held`, false without it; the line's
+ * allocation is written from it). Expiry and creation read the
  * database's clock, so instances whose clocks differ agree. The lines go in as a VALUES list, so
  * PostgreSQL keeps one generic plan for each number of lines (arrays of an unknown length made it
  * plan every execution anew).
@@ -151,8 +159,17 @@ export async function insertReservationIfAvailable(
       insert into reservation_lines (reservation_id, position, variant_id, quantity)
       select made.id, wanted.position, wanted.variant_id, wanted.quantity from made cross join wanted
       returning *),
-    ${recordedWith('made')}${after ? sql`, ${after.steps}` : sql``}
+    ${recordedWith('made')}${after ? sql`, ${after.steps}` : sql``}${
+      holding
+        ? sql`,
+    made_allocation as (
+      insert into reservation_allocations (reservation_id, position, location_id, quantity)
+      select made.id, wanted.position, ${sql.table(holding.step)}.location_id, wanted.quantity from made cross join wanted cross join ${sql.table(holding.step)}
+      returning *)`
+        : sql``
+    }
     select made.*, (select coalesce(json_agg(made_lines order by made_lines.position), '[]') from made_lines) as lines,
+      ${holding ? sql`(select coalesce(json_agg(made_allocation), '[]') from made_allocation)` : sql`'[]'::json`} as allocations,
       ${holding ? sql`exists (select 1 from ${sql.table(holding.step)})` : sql`false`} as held
     from made`.execute(db);
   const row = rows[0];
@@ -235,8 +252,20 @@ export async function claimLapsedReservations(trx: Transaction<Database>, limit:
     .skipLocked()
     .execute();
   if (rows.length === 0) return [];
-  const lines = await trx.selectFrom('reservation_lines').selectAll().where('reservation_id', 'in', rows.map((row) => row.id)).orderBy('position').execute();
-  return rows.map((row) => ({ ...row, lines: lines.filter((line) => line.reservation_id === row.id) }));
+  const ids = rows.map((row) => row.id);
+  const lines = await trx.selectFrom('reservation_lines').selectAll().where('reservation_id', 'in', ids).orderBy('position').execute();
+  const allocations = await trx.selectFrom('reservation_allocations').selectAll().where('reservation_id', 'in', ids).orderBy('position').orderBy('location_id').execute();
+  return rows.map((row) => ({
+    ...row,
+    lines: lines.filter((line) => line.reservation_id === row.id),
+    allocations: allocations.filter((allocation) => allocation.reservation_id === row.id),
+  }));
+}
+
+/** Where a reservation's lines hold their units (a reservation of several lines, after its holds). */
+export async function insertAllocations(trx: Transaction<Database>, allocations: ReservationAllocationRow[]): Promise<void> {
+  if (allocations.length === 0) return;
+  await trx.insertInto('reservation_allocations').values(allocations).execute();
 }
 
 /** Active reservations and the oldest time one has been overdue: for the metrics. */

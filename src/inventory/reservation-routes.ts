@@ -35,6 +35,10 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Hold units of one or more variants, all or nothing (manager, admin)',
         description:
           'Needs `available` >= `quantity` on every line, checked under the rows\' locks, and adds the quantities to `reserved`. ' +
+          'Where (API.md section 21): a line naming `location_id` takes its units only there (unknown: 404 with its path; inactive: ' +
+          '409 `location_inactive`); otherwise the whole line from the first active location, by priority then code, that has it ' +
+          'available, else greedily over the active locations in that order unless `split` is false. Each line answers its ' +
+          '`allocations` (by location id); the `reservation.created` event lists the lines as asked. ' +
           'Lines that fall short are each listed in a 409 `insufficient_stock`; a line naming no variant is a 404 with its path. ' +
           'Unless committed or released, the reservation expires within 10 s after `expires_at` and its units are available again.',
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),

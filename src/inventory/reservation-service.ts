@@ -1,11 +1,22 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, ReservationRow, VariantRow } from '../db/tables.js';
+import type { Database, ReservationAllocationRow, ReservationRow, VariantRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { recordingSteps, recordMany, SERVICE_CONTEXT, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, notFound, type FieldProblem } from '../http/errors.js';
 import { distinctVariantsOfLines } from './line-variants.js';
-import { claimLapsedReservations, closeReservations, closingSteps, insertReservationIfAvailable, lockReservation, readReservation, stillOpen, type Reservation } from './reservation-repository.js';
+import {
+  claimLapsedReservations,
+  closeReservations,
+  closingSteps,
+  insertAllocations,
+  insertReservationIfAvailable,
+  lockReservation,
+  readReservation,
+  stillOpen,
+  type Reservation,
+} from './reservation-repository.js';
 import type { ReservationInput } from './reservation-schemas.js';
+import { locationsByIds } from './stock-level-repository.js';
 import { holdingStep, holdUnits, releaseUnits, variantsByIds } from './stock-repository.js';
 import { commitHeldUnits } from './stock-service.js';
 
@@ -30,18 +41,25 @@ const INSERT_ATTEMPTS = 3;
  * POST /api/reservations: every line is held, or none. Lock last, as a flash sale needs: the
  * reservation, its lines and its event are written by one statement that first reads the
  * variants without a lock (a sold-out or unknown variant is refused before anything is written),
- * touching no variant; then each line holds its units with one conditional update (available >=
- * quantity, checked under the row's lock it takes), and the transaction commits. A reservation of
- * one line (a flash sale's) holds its units in the insert's statement, one round trip less. A
- * variant's row is locked only for those updates and the commit, whatever else the request writes
- * and however many carts hold it.
+ * touching no variant; then each line holds its units with one statement (holdUnits: the
+ * variant's row locked, then the level of the location chosen, available >= quantity checked
+ * under that lock; a split or a retry only when the first location chosen could not), its
+ * allocations are written, and the transaction commits. A reservation of one line (a flash
+ * sale's) holds its units and writes its allocation in the insert's statement, one round trip
+ * less. A variant's row is locked only for those updates and the commit, whatever else the
+ * request writes and however many carts hold it. Named locations are checked first (404, 409
+ * `location_inactive`).
  */
 export async function createReservation(trx: Transaction<Database>, input: ReservationInput, context: EventContext): Promise<Reservation> {
   const ids = distinctVariantsOfLines(input.lines.map((line) => line.variant_id));
+  const named = input.lines.map((line) => line.location_id?.toLowerCase());
+  await assertNamedLocationsTakeUnits(trx, named);
+  const split = input.split ?? true;
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
   // Several lines hold one at a time, in id order, so that two reservations never deadlock.
-  const holdWith = ids.length === 1 ? { after: (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, sql`exists (select 1 from ${sql.table(madeStep)})`) } : undefined;
+  const holdWith =
+    ids.length === 1 ? { after: (madeStep: string) => holdingStep(ids[0]!, input.lines[0]!.quantity, sql`exists (select 1 from ${sql.table(madeStep)})`, named[0]) } : undefined;
   let inserted: Awaited<ReturnType<typeof insertReservationIfAvailable>>;
   for (let attempt = 1; ; attempt++) {
     inserted = await insertReservationIfAvailable(trx, made, recordedWith, holdWith);
@@ -51,18 +69,39 @@ export async function createReservation(trx: Transaction<Database>, input: Reser
     // None is now: units came back between the two statements. Past the last attempt, every line is listed as it stands.
     if (attempt === INSERT_ATTEMPTS) throw unitsKeptChanging(input, await variantsByIds(trx, ids));
   }
+  const { reservation } = inserted;
+  // The statement's hold may have found its location's units gone, or the line may need a split: it locked the variant, so holdUnits answers exactly.
+  if (holdWith && inserted.held) return reservation;
+  const allocations: ReservationAllocationRow[] = [];
   const order = inIdOrder(ids);
-  if (holdWith) {
-    if (!inserted.held) await refuseAfterFailedHold(trx, input, order);
-    return inserted.reservation;
-  }
   for (const [position, { id, index }] of order.entries()) {
-    if (await holdUnits(trx, id, input.lines[index]!.quantity)) continue;
+    const quantity = input.lines[index]!.quantity;
+    const held = await holdUnits(trx, id, quantity, { locationId: named[index], split });
+    if (held) {
+      allocations.push(...held.map((units) => ({ reservation_id: reservation.id, position: index, ...units })));
+      continue;
+    }
     // Others took the units (or deleted the variant) since the read: lock nothing more, and the
     // transaction rolls back, answering for this line and every line not yet held that is short now.
     await refuseAfterFailedHold(trx, input, order.slice(position));
   }
-  return inserted.reservation;
+  await insertAllocations(trx, allocations);
+  return { ...reservation, allocations: allocations.sort((a, b) => a.position - b.position || (a.location_id < b.location_id ? -1 : 1)) };
+}
+
+/**
+ * The locations reservation lines name (undefined: the line names none) exist (else 404 with the
+ * lines' paths) and are active (else 409 `location_inactive`): an inactive location gets no new
+ * allocation.
+ */
+async function assertNamedLocationsTakeUnits(trx: Transaction<Database>, named: (string | undefined)[]): Promise<void> {
+  const ids = [...new Set(named.filter((id): id is string => id !== undefined))];
+  if (ids.length === 0) return;
+  const found = new Map((await locationsByIds(trx, ids)).map((location) => [location.id, location]));
+  const missing = named.flatMap((id, index) => (id !== undefined && !found.has(id) ? [{ path: `/lines/${index}/location_id`, message: 'names no location' }] : []));
+  if (missing.length > 0) throw new AppError('not_found', 'A line names no location.', missing);
+  const inactive = named.flatMap((id, index) => (id !== undefined && found.get(id)!.status !== 'active' ? [{ path: `/lines/${index}/location_id`, message: 'names an inactive location' }] : []));
+  if (inactive.length > 0) throw new AppError('location_inactive', 'An inactive location takes no new reservation.', inactive);
 }
 
 /**
@@ -78,7 +117,7 @@ export async function reserveInOneStatement(db: Kysely<Database>, input: Reserva
   if (!line || others.length > 0) return undefined;
   const made = { lines: input.lines, reference: input.reference ?? null, expiresIn: input.expires_in ?? DEFAULT_EXPIRES_IN, createdBy: context.actorId };
   const recordedWith = (madeStep: string) => recordingSteps([], [createdEvent(madeStep, input)], context);
-  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn()) });
+  const inserted = await insertReservationIfAvailable(db, made, recordedWith, { before: holdingStep(line.variant_id.toLowerCase(), line.quantity, letIn(), line.location_id?.toLowerCase()) });
   return inserted?.reservation;
 }
 
@@ -149,6 +188,24 @@ function refuseUnavailable(input: ReservationInput, variants: (VariantRow | unde
 }
 
 type Closing = 'committed' | 'released' | 'expired';
+
+/**
+ * The units the reservations hold, summed per variant and location, in the order rows are
+ * locked in (variant id, then location id).
+ */
+function heldAt(reservations: Reservation[]): { id: string; locationId: string; quantity: number }[] {
+  const held = new Map<string, { id: string; locationId: string; quantity: number }>();
+  for (const reservation of reservations) {
+    for (const allocation of reservation.allocations) {
+      const variantId = reservation.lines.find((line) => line.position === allocation.position)!.variant_id;
+      const key = `${variantId} ${allocation.location_id}`;
+      const sum = held.get(key) ?? { id: variantId, locationId: allocation.location_id, quantity: 0 };
+      sum.quantity += allocation.quantity;
+      held.set(key, sum);
+    }
+  }
+  return [...held.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.locationId < b.locationId ? -1 : a.locationId > b.locationId ? 1 : 0));
+}
 const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.released', expired: 'reservation.expired' } as const;
 
 /**
@@ -162,9 +219,7 @@ const EVENT_OF = { committed: 'reservation.committed', released: 'reservation.re
  */
 async function close(trx: Transaction<Database>, reservations: Reservation[], status: Closing, context: EventContext): Promise<Reservation[]> {
   const ids = reservations.map((reservation) => reservation.id);
-  const byVariant = new Map<string, number>();
-  for (const line of reservations.flatMap((reservation) => reservation.lines)) byVariant.set(line.variant_id, (byVariant.get(line.variant_id) ?? 0) + line.quantity);
-  const inOrder = inIdOrder([...byVariant.keys()]).map(({ id }) => ({ id, quantity: byVariant.get(id)! }));
+  const inOrder = heldAt(reservations);
   let closed: ReservationRow[] = [];
   if (status === 'committed') {
     // The first variant's update closes the reservation and records its event; each variant's stock event goes with its own.
@@ -172,9 +227,9 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     if (!reservation || others.length > 0) throw new Error('a commit closes one reservation');
     const note = { reason: 'reservation committed', reference: reservation.reference, context };
     const committed = { given: [], ofRows: [committedEvent('closed', reservation)] };
-    for (const [position, { id, quantity }] of inOrder.entries()) {
-      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, quantity, note, committed, { steps: closingSteps(ids, status), answer: 'closed' });
-      else await commitHeldUnits(trx, id, quantity, note, { given: [] });
+    for (const [position, { id, locationId, quantity }] of inOrder.entries()) {
+      if (position === 0) closed = await commitHeldUnits<ReservationRow>(trx, id, locationId, quantity, note, committed, { steps: closingSteps(ids, status), answer: 'closed' });
+      else await commitHeldUnits(trx, id, locationId, quantity, note, { given: [] });
     }
   } else {
     const events: NewEvent[] = reservations.map((reservation) => ({
@@ -185,9 +240,12 @@ async function close(trx: Transaction<Database>, reservations: Reservation[], st
     }));
     closed = await closeReservations(trx, ids, status);
     await recordMany(trx, events, context);
-    for (const { id, quantity } of inOrder) await releaseUnits(trx, id, quantity);
+    for (const { id, locationId, quantity } of inOrder) await releaseUnits(trx, id, locationId, quantity);
   }
-  return closed.map((row) => ({ ...row, lines: reservations.find((open) => open.id === row.id)!.lines }));
+  return closed.map((row) => {
+    const { lines, allocations } = reservations.find((open) => open.id === row.id)!;
+    return { ...row, lines, allocations };
+  });
 }
 
 /**
@@ -225,15 +283,16 @@ export async function finishReservation(
  */
 export async function commitInOneStatement(db: Kysely<Database>, id: string, context: EventContext, letIn: () => RawBuilder<boolean>): Promise<Reservation | undefined> {
   const reservation = await readReservation(db, id);
-  if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1) return undefined;
+  if (!reservation || reservation.status !== 'active' || reservation.lapsed || reservation.lines.length !== 1 || reservation.allocations.length !== 1) return undefined;
   const line = reservation.lines[0]!;
+  const locationId = reservation.allocations[0]!.location_id;
   const note = { reason: 'reservation committed', reference: reservation.reference, context };
   // The units are taken only if the reservation closes, so it closes only if they can be taken:
   // its variant is there and holds them (a variant with units reserved cannot be deleted).
-  const heldStill = sql<boolean>`exists (select 1 from variants where id = ${line.variant_id} and reserved >= ${line.quantity})`;
+  const heldStill = sql<boolean>`exists (select 1 from stock_levels where variant_id = ${line.variant_id} and location_id = ${locationId} and reserved >= ${line.quantity})`;
   const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
-  const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
-  return closed && { ...closed, lines: reservation.lines };
+  const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, locationId, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
+  return closed && { ...closed, lines: reservation.lines, allocations: reservation.allocations };
 }
 
 /**

@@ -15,10 +15,10 @@ export async function insertStockMovements(db: Kysely<Database>, movements: NewM
   if (movements.length === 0) return;
   const column = <Key extends keyof NewMovement>(key: Key) => movements.map((movement) => movement[key]);
   await sql`
-    insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
-    select gen_random_uuid(), variant_id, delta, stock_after, reason, reference, actor_id, ${new Date()}
-    from unnest(${column('variant_id')}::uuid[], ${column('delta')}::integer[], ${column('stock_after')}::integer[], ${column('reason')}::text[],
-                ${column('reference')}::text[], ${column('actor_id')}::uuid[]) as moved (variant_id, delta, stock_after, reason, reference, actor_id)`.execute(db);
+    insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, reference, actor_id, created_at)
+    select gen_random_uuid(), variant_id, location_id, delta, stock_after, reason, reference, actor_id, ${new Date()}
+    from unnest(${column('variant_id')}::uuid[], ${column('location_id')}::uuid[], ${column('delta')}::integer[], ${column('stock_after')}::integer[], ${column('reason')}::text[],
+                ${column('reference')}::text[], ${column('actor_id')}::uuid[]) as moved (variant_id, location_id, delta, stock_after, reason, reference, actor_id)`.execute(db);
 }
 
 /** A variant's movements, newest first, a page at a time. */

@@ -1,13 +1,17 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, VariantRow } from '../db/tables.js';
+import type { Database, LocationRow, StockLevelRow, VariantRow } from '../db/tables.js';
 import { record, recordingSteps, type EventContext, type EventOfRow, type NewEvent } from '../events/event-recorder.js';
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
-import { lockVariantsOfLines } from './line-variants.js';
+import { lockVariantsNamedByLines } from './line-variants.js';
 import { insertStockMovement, insertStockMovements } from './stock-movement-repository.js';
+import { defaultLocationId, insertLevels, levelsOfVariants, shareLocations, writeLevelStock } from './stock-level-repository.js';
 import { insertVariantsWithStock, lockVariant, takeHeldUnits, writeStock, type StockedVariant } from './stock-repository.js';
 
-const MAX_STOCK = 1e9;
+export const MAX_STOCK = 1e9;
+
+/** A variant's level at every location, by priority then code, zeros included (GET /api/variants/{id}/stock). */
+export { levelsAtEveryLocation } from './stock-level-repository.js';
 
 /** Why a stock moves, and who moved it: written on its movement and its event. */
 export interface StockNote {
@@ -27,38 +31,55 @@ export interface StockNote {
  */
 
 /**
- * The opening stock of a variant just created (stock 0): its first movement, which belongs to
- * the creation's `variant.created` (API.md section 10), so no event of its own.
+ * The opening stock of a variant just created (stock 0), at the default location: its first
+ * movement, which belongs to the creation's `variant.created` (API.md section 10), so no event
+ * of its own.
  */
 export async function openStock(trx: Transaction<Database>, variant: VariantRow, stock: number, note: StockNote): Promise<VariantRow> {
   if (stock === 0) return variant;
+  const locationId = await defaultLocationId(trx);
+  await writeLevelStock(trx, variant.id, locationId, stock);
   const opened = await writeStock(trx, variant.id, { stock, moveVersion: false });
-  await insertStockMovement(trx, { variant_id: variant.id, delta: stock, stock_after: stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  await insertStockMovement(trx, { variant_id: variant.id, location_id: locationId, delta: stock, stock_after: stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
   return opened;
 }
 
 /**
  * Many variants just decided by the variants area (an import's batch), inserted with their
- * opening stock, and their first movements: a few statements for the whole batch
- * (insertVariantsWithStock says why the stock goes in with the row). Like openStock, no event:
- * each movement belongs to its `variant.created`.
+ * opening stock at the default location, and their first movements: a few statements for the
+ * whole batch (insertVariantsWithStock says why the stock goes in with the row). Like openStock,
+ * no event: each movement belongs to its `variant.created`.
  */
 export async function createStockedVariants(trx: Transaction<Database>, variants: StockedVariant[], note: StockNote): Promise<void> {
   if (variants.length === 0) return;
   await insertVariantsWithStock(trx, variants);
   const stocked = variants.filter((variant) => variant.stock !== 0);
+  if (stocked.length === 0) return;
+  const locationId = await defaultLocationId(trx);
+  await insertLevels(trx, locationId, stocked.map((variant) => ({ variant_id: variant.id, stock: variant.stock })));
   await insertStockMovements(
     trx,
-    stocked.map((variant) => ({ variant_id: variant.id, delta: variant.stock, stock_after: variant.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
+    stocked.map((variant) => ({ variant_id: variant.id, location_id: locationId, delta: variant.stock, stock_after: variant.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
   );
 }
 
-/** The closing movement of a variant about to be deleted; it belongs to the deletion's `variant.deleted`. */
+/**
+ * The closing movements of a locked variant about to be deleted (its levels go with its row):
+ * one per location holding stock, or one of delta 0 at the default when none does, so a
+ * variant id's stock stays the sum of its movements at each location. They belong to the
+ * deletion's `variant.deleted`.
+ */
 export async function closeStock(trx: Transaction<Database>, variant: VariantRow, note: StockNote): Promise<void> {
-  await insertStockMovement(trx, { variant_id: variant.id, delta: -variant.stock, stock_after: 0, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  const stocked = (await levelsOfVariants(trx, [variant.id])).filter((level) => level.stock > 0);
+  const closing = stocked.length > 0 ? stocked.map((level) => ({ location_id: level.location_id, delta: -level.stock })) : [{ location_id: await defaultLocationId(trx), delta: -variant.stock }];
+  await insertStockMovements(
+    trx,
+    closing.map((close) => ({ variant_id: variant.id, ...close, stock_after: 0, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
+  );
 }
 
-const shortBy = (variant: VariantRow, stockAfter: number) => `would leave ${stockAfter} units with ${variant.reserved} reserved (${variant.stock} on hand)`;
+const shortBy = (level: { stock: number; reserved: number }, stockAfter: number) => `would leave ${stockAfter} units with ${level.reserved} reserved (${level.stock} on hand)`;
+export const shortAt = (level: { stock: number; reserved: number }, stockAfter: number, code: string) => `${shortBy(level, stockAfter)} at location ${code}`;
 
 /** A `stock` below `reserved` is refused: 409 `insufficient_stock` naming the field. */
 export function assertAboveReserved(variant: VariantRow, stockAfter: number, path: string): void {
@@ -67,11 +88,38 @@ export function assertAboveReserved(variant: VariantRow, stockAfter: number, pat
   }
 }
 
+/** A variant's stock and reserved units at one location (zero of both where it has no row). */
+export interface Level {
+  location_id: string;
+  stock: number;
+  reserved: number;
+}
+
+export const levelAt = (levels: StockLevelRow[], variantId: string, locationId: string): Level =>
+  levels.find((level) => level.variant_id === variantId && level.location_id === locationId) ?? { location_id: locationId, stock: 0, reserved: 0 };
+
 /**
- * Moves a locked variant's stock: one movement and one `variant.stock_changed`, whatever made the
- * change (a stock route, a variant's PUT, PATCH or batch update, an import; a commit: commitHeldUnits).
- * The version moves on unless the change this one is part of moved it already (`moveVersion: false`,
- * a PUT that changed other fields too).
+ * Moves a locked variant's stock at one location: the level, the variant's kept total, one
+ * movement (its `stock_after` the stock there) and one `variant.stock_changed` (its `before` and
+ * `after` the variant's total, `location_id` beside the movement). The version moves on unless
+ * the change this one is part of moved it already (`moveVersion: false`, a PUT that changed other
+ * fields too). The caller checked the bounds.
+ */
+export async function setLevel(trx: Transaction<Database>, variant: VariantRow, level: Level, levelStockAfter: number, note: StockNote, options: { moveVersion?: boolean } = {}): Promise<VariantRow> {
+  const delta = levelStockAfter - level.stock;
+  await writeLevelStock(trx, variant.id, level.location_id, levelStockAfter);
+  const updated = await writeStock(trx, variant.id, { stock: variant.stock + delta, moveVersion: options.moveVersion ?? true });
+  const movement = { delta, stock_after: levelStockAfter, location_id: level.location_id, reason: note.reason, reference: note.reference };
+  await insertStockMovement(trx, { variant_id: variant.id, ...movement, actor_id: note.context.actorId });
+  await record(trx, { type: 'variant.stock_changed', subjectType: 'variant', subjectId: variant.id, data: { before: { stock: variant.stock }, after: { stock: updated.stock }, ...movement, ...note.data } }, note.context);
+  return updated;
+}
+
+/**
+ * Sets a locked variant's total stock through the variant itself (its POST, PUT, PATCH, batch,
+ * an import's `stock` column): the change applies to the one location holding its stock, or
+ * the default when none does; with stock at several locations a change of the total is 409
+ * `stock_at_several_locations` (which one should move?). The caller checked `reserved`.
  */
 export async function setStock(
   trx: Transaction<Database>,
@@ -80,14 +128,104 @@ export async function setStock(
   note: StockNote,
   options: { moveVersion?: boolean } = {},
 ): Promise<VariantRow> {
-  const updated = await writeStock(trx, variant.id, { stock: stockAfter, moveVersion: options.moveVersion ?? true });
-  await insertStockMovement(trx, { variant_id: variant.id, delta: stockAfter - variant.stock, stock_after: stockAfter, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
-  await recordStockChange(trx, variant, updated, note);
-  return updated;
+  const stocked = (await levelsOfVariants(trx, [variant.id])).filter((level) => level.stock > 0);
+  if (stocked.length > 1 && stockAfter !== variant.stock) {
+    throw new AppError('stock_at_several_locations', `The variant's stock is at ${stocked.length} locations; change it at one of them (PUT /api/variants/{id}/stock with location_id, or a transfer).`, [
+      { path: '/stock', message: 'the stock is at several locations' },
+    ]);
+  }
+  const level = stocked[0] ?? { location_id: await defaultLocationId(trx), stock: 0, reserved: 0 };
+  return setLevel(trx, variant, level, level.stock + stockAfter - variant.stock, note, options);
+}
+
+const unknownLocations = (paths: string[]) =>
+  new AppError(
+    'not_found',
+    'A location named in the request does not exist.',
+    paths.map((path) => ({ path, message: 'names no location' })),
+  );
+
+/**
+ * The locations the request names, share-locked (locations.ts may not delete them or change
+ * their status until this commits), by id; an unknown one is 404 with each path naming it.
+ */
+export async function namedLocations(trx: Transaction<Database>, named: { id: string; path: string }[]): Promise<Map<string, LocationRow>> {
+  const ids = [...new Set(named.map((name) => name.id))];
+  const found = new Map((await shareLocations(trx, ids)).map((location) => [location.id, location]));
+  const missing = named.filter((name) => !found.has(name.id)).map((name) => name.path);
+  if (missing.length > 0) throw unknownLocations(missing);
+  return found;
+}
+
+/** PUT /api/variants/{id}/stock: a delta or a new level at one location (default: the default one), never below what is reserved there. */
+export async function changeStock(
+  trx: Transaction<Database>,
+  variantId: string,
+  ifMatch: string | undefined,
+  change: ({ delta: number } | { stock: number }) & { location_id?: string | undefined },
+  note: StockNote,
+): Promise<VariantRow> {
+  const locationId = change.location_id?.toLowerCase() ?? (await defaultLocationId(trx));
+  const location = (await namedLocations(trx, [{ id: locationId, path: '/location_id' }])).get(locationId)!;
+  const variant = await lockForWrite(() => lockVariant(trx, variantId), ifMatch, 'variant');
+  const level = levelAt(await levelsOfVariants(trx, [variant.id]), variant.id, locationId);
+  const stockAfter = 'delta' in change ? level.stock + change.delta : change.stock;
+  const path = 'delta' in change ? '/delta' : '/stock';
+  if (stockAfter > MAX_STOCK || variant.stock + stockAfter - level.stock > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
+  if (stockAfter < level.reserved) throw new AppError('insufficient_stock', `The stock ${shortAt(level, stockAfter, location.code)}.`, [{ path, message: shortAt(level, stockAfter, location.code) }]);
+  return setLevel(trx, variant, level, stockAfter, note);
+}
+
+/** A line of an adjustment: a variant's stock moved at one location. */
+export interface AdjustmentLine {
+  variant_id: string;
+  delta: number;
+  location_id?: string | undefined;
 }
 
 /**
- * A commit's units leave the stock and `reserved` in one update with its movement, which takes
+ * POST /api/stock-adjustments: every line or none, each pair of variant and location at most
+ * once. The locations are share-locked, then the variants locked in id order, so two
+ * adjustments or transfers over the same variants, with their lines in any order, queue
+ * instead of deadlocking; every line that falls short is reported.
+ */
+export async function adjustStock(trx: Transaction<Database>, lines: AdjustmentLine[], note: StockNote): Promise<VariantRow[]> {
+  const fallback = lines.some((line) => line.location_id === undefined) ? await defaultLocationId(trx) : undefined;
+  const located = lines.map((line) => ({ ...line, variant_id: line.variant_id.toLowerCase(), location_id: line.location_id?.toLowerCase() ?? fallback! }));
+  const pairs = located.map((line) => `${line.variant_id} ${line.location_id}`);
+  const repeated = pairs.findIndex((pair, index) => pairs.indexOf(pair) !== index);
+  if (repeated !== -1) throw validationFailed(`/lines/${repeated}`, 'names a variant and location another line names already');
+  const locations = await namedLocations(trx, located.map((line, index) => ({ id: line.location_id, path: `/lines/${index}/location_id` })));
+  const variants = await lockVariantsNamedByLines(trx, located.map((line) => line.variant_id));
+  const levels = await levelsOfVariants(trx, [...new Set(located.map((line) => line.variant_id))]);
+  const short: FieldProblem[] = [];
+  const tooMuch: FieldProblem[] = [];
+  const totals = new Map(variants.map((variant) => [variant.id, variant.stock]));
+  located.forEach((line, index) => {
+    const level = levelAt(levels, line.variant_id, line.location_id);
+    const stockAfter = level.stock + line.delta;
+    totals.set(line.variant_id, totals.get(line.variant_id)! + line.delta);
+    const code = locations.get(line.location_id)!.code;
+    if (stockAfter < level.reserved) short.push({ path: `/lines/${index}`, message: shortAt(level, stockAfter, code) });
+    if (stockAfter > MAX_STOCK || totals.get(line.variant_id)! > MAX_STOCK) tooMuch.push({ path: `/lines/${index}/delta`, message: `would take the stock above ${MAX_STOCK}` });
+  });
+  if (tooMuch.length > 0) throw new AppError('validation_failed', 'The request does not match the schema.', tooMuch);
+  if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines would take the stock below what is reserved; nothing changed.', short);
+  const current = new Map(variants.map((variant) => [variant.id, variant]));
+  const results: VariantRow[] = [];
+  for (const line of located) {
+    const variant = current.get(line.variant_id)!;
+    const level = levelAt(levels, line.variant_id, line.location_id);
+    const updated = await setLevel(trx, variant, level, level.stock + line.delta, note);
+    current.set(variant.id, updated);
+    results.push(updated);
+  }
+  // A variant on several lines is answered as the last of them left it.
+  return results.map((variant) => current.get(variant.id)!);
+}
+
+/**
+ * A commit's units held at a location leave the stock and `reserved` in one update with its movement, which takes
  * the variant's lock; its `variant.stock_changed` and `events`, the commit's own, are recorded by
  * the same statement, so the lock is held for it and the commit only. `alongside`: the steps of
  * the commit's other writes, and the step whose rows the statement answers (takeHeldUnits);
@@ -97,6 +235,7 @@ export async function setStock(
 export async function commitHeldUnits<Answer = VariantRow>(
   db: Kysely<Database>,
   variantId: string,
+  locationId: string,
   quantity: number,
   note: Omit<StockNote, 'data'>,
   events: { given: NewEvent[]; ofRows?: EventOfRow[] },
@@ -104,16 +243,17 @@ export async function commitHeldUnits<Answer = VariantRow>(
 ): Promise<Answer[]> {
   const movement = { reason: note.reason, reference: note.reference, actor_id: note.context.actorId };
   const recordedWith = (updatedStep: string) => recordingSteps(events.given, [...(events.ofRows ?? []), committedStockChange(updatedStep, quantity, note)], note.context);
-  return takeHeldUnits<Answer>(db, variantId, quantity, movement, recordedWith, alongside);
+  return takeHeldUnits<Answer>(db, variantId, locationId, quantity, movement, recordedWith, alongside);
 }
 
 /**
- * A commit's `variant.stock_changed`: `before` and `after` of `stock` and `reserved`, then the
- * movement's figures, as stockChangeEvent gives a change of stock; built in SQL from the row as
+ * A commit's `variant.stock_changed`: `before` and `after` of the variant's `stock` and
+ * `reserved`, then the movement's figures (its location and the stock left there), as setLevel
+ * gives a change of stock; built in SQL from the row as
  * the commit's update left it (`updatedStep`), which only that update knows under the lock.
  */
 function committedStockChange(updatedStep: string, quantity: number, note: Omit<StockNote, 'data'>): EventOfRow {
-  const column = (name: 'id' | 'stock' | 'reserved') => sql.ref(`${updatedStep}.${name}`);
+  const column = (name: 'id' | 'stock' | 'reserved' | 'location_id' | 'level_stock') => sql.ref(`${updatedStep}.${name}`);
   return {
     type: 'variant.stock_changed',
     subjectType: 'variant',
@@ -122,70 +262,7 @@ function committedStockChange(updatedStep: string, quantity: number, note: Omit<
     data: sql`jsonb_build_object(
       'before', jsonb_build_object('stock', ${column('stock')} + ${quantity}::integer, 'reserved', ${column('reserved')} + ${quantity}::integer),
       'after', jsonb_build_object('stock', ${column('stock')}, 'reserved', ${column('reserved')}),
-      'delta', ${-quantity}::integer, 'stock_after', ${column('stock')}, 'reason', ${note.reason}::text, 'reference', ${note.reference}::text)`,
+      'delta', ${-quantity}::integer, 'stock_after', ${column('level_stock')}, 'location_id', ${column('location_id')}, 'reason', ${note.reason}::text, 'reference', ${note.reference}::text)`,
   };
 }
 
-/** The `variant.stock_changed` of a change of stock (a commit's: committedStockChange). */
-function stockChangeEvent(before: VariantRow, after: VariantRow, note: StockNote): NewEvent {
-  return {
-    type: 'variant.stock_changed',
-    subjectType: 'variant',
-    subjectId: after.id,
-    data: {
-      before: { stock: before.stock },
-      after: { stock: after.stock },
-      delta: after.stock - before.stock,
-      stock_after: after.stock,
-      reason: note.reason,
-      reference: note.reference,
-      ...note.data,
-    },
-  };
-}
-
-/** Records the `variant.stock_changed` of a change of stock made alone (setStock). */
-async function recordStockChange(trx: Transaction<Database>, before: VariantRow, after: VariantRow, note: StockNote): Promise<void> {
-  await record(trx, stockChangeEvent(before, after, note), note.context);
-}
-
-/** PUT /api/variants/{id}/stock: a delta or a new level, never below what is reserved. */
-export async function changeStock(
-  trx: Transaction<Database>,
-  variantId: string,
-  ifMatch: string | undefined,
-  change: { delta: number } | { stock: number },
-  note: StockNote,
-): Promise<VariantRow> {
-  const variant = await lockForWrite(() => lockVariant(trx, variantId), ifMatch, 'variant');
-  const stockAfter = 'delta' in change ? variant.stock + change.delta : change.stock;
-  const path = 'delta' in change ? '/delta' : '/stock';
-  if (stockAfter > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
-  if (stockAfter < variant.reserved) throw new AppError('insufficient_stock', `The stock ${shortBy(variant, stockAfter)}.`, [{ path, message: shortBy(variant, stockAfter) }]);
-  return setStock(trx, variant, stockAfter, note);
-}
-
-/**
- * POST /api/stock-adjustments: every line or none. The rows are locked in id order, so two
- * adjustments over the same variants, with their lines in any order, queue instead of
- * deadlocking; every line that falls short is reported.
- */
-export async function adjustStock(trx: Transaction<Database>, lines: { variant_id: string; delta: number }[], note: StockNote): Promise<VariantRow[]> {
-  const variants = await lockVariantsOfLines(trx, lines.map((line) => line.variant_id));
-  const short: FieldProblem[] = [];
-  const tooMuch: FieldProblem[] = [];
-  lines.forEach((line, index) => {
-    const variant = variants[index]!;
-    const stockAfter = variant.stock + line.delta;
-    if (stockAfter < variant.reserved) short.push({ path: `/lines/${index}`, message: shortBy(variant, stockAfter) });
-    if (stockAfter > MAX_STOCK) tooMuch.push({ path: `/lines/${index}/delta`, message: `would take the stock above ${MAX_STOCK}` });
-  });
-  if (tooMuch.length > 0) throw new AppError('validation_failed', 'The request does not match the schema.', tooMuch);
-  if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines would take the stock below what is reserved; nothing changed.', short);
-  const results: VariantRow[] = [];
-  for (const [index, line] of lines.entries()) {
-    const variant = variants[index]!;
-    results.push(await setStock(trx, variant, variant.stock + line.delta, note));
-  }
-  return results;
-}

@@ -258,8 +258,10 @@ describe('webhooks: administered by admins, delivered signed', () => {
         .execute();
       assert.deepEqual(commitEvents.map((event) => event.type).sort(), ['reservation.committed', 'variant.stock_changed', 'variant.stock_changed']);
       const stockData = (variantId: string) => commitEvents.find((event) => event.subject_id === variantId)!.data;
-      assert.deepEqual(stockData(first), { before: { stock: 4, reserved: 3 }, after: { stock: 1, reserved: 0 }, delta: -3, stock_after: 1, reason: 'reservation committed', reference: null });
-      assert.deepEqual(stockData(second), { before: { stock: 9, reserved: 2 }, after: { stock: 7, reserved: 0 }, delta: -2, stock_after: 7, reason: 'reservation committed', reference: null });
+      // Section 21: the movement's location beside it (the default: a shop with one location).
+      const atDefault = (await testApp.db.selectFrom('locations').select('id').where('is_default', '=', true).executeTakeFirstOrThrow()).id;
+      assert.deepEqual(stockData(first), { before: { stock: 4, reserved: 3 }, after: { stock: 1, reserved: 0 }, delta: -3, stock_after: 1, location_id: atDefault, reason: 'reservation committed', reference: null });
+      assert.deepEqual(stockData(second), { before: { stock: 9, reserved: 2 }, after: { stock: 7, reserved: 0 }, delta: -2, stock_after: 7, location_id: atDefault, reason: 'reservation committed', reference: null });
       const adminId = (await inject({ method: 'GET', url: '/api/users/profile', headers: admin.auth })).json().id;
       const requestId = commitEvents[0]!.request_id;
       for (const event of commitEvents) assert.deepEqual([event.actor_id, event.actor_type, event.request_id], [adminId, 'user', requestId], 'every event of the commit names its caller and request');

@@ -67,8 +67,10 @@ describe('stock that moves only by recorded movements', () => {
     const events = await fixture.db.selectFrom('events').selectAll().where('subject_id', '=', variant.id).orderBy('created_at').orderBy('id').execute();
     // A PATCH that changes only the stock records variant.stock_changed, and no variant.updated (API.md section 10).
     assert.deepEqual(events.map((event) => event.type), ['variant.created', 'variant.stock_changed', 'variant.stock_changed', 'variant.stock_changed', 'variant.stock_changed']);
-    assert.deepEqual(events[1]!.data, { before: { stock: 10 }, after: { stock: 7 }, delta: -3, stock_after: 7, reason: 'Damaged', reference: 'INC-1' });
-    assert.deepEqual(events[4]!.data, { before: { stock: 12 }, after: { stock: 20 }, delta: 8, stock_after: 20, reason: 'variant updated', reference: null });
+    const atDefault = (await fixture.db.selectFrom('locations').select('id').where('is_default', '=', true).executeTakeFirstOrThrow()).id;
+    // Section 21: the movement's location beside it (the default, where the stock of a shop with one location is).
+    assert.deepEqual(events[1]!.data, { before: { stock: 10 }, after: { stock: 7 }, delta: -3, stock_after: 7, location_id: atDefault, reason: 'Damaged', reference: 'INC-1' });
+    assert.deepEqual(events[4]!.data, { before: { stock: 12 }, after: { stock: 20 }, delta: 8, stock_after: 20, location_id: atDefault, reason: 'variant updated', reference: null });
     assert.equal((await inject({ method: 'GET', url: `/api/variants/${randomUUID()}/stock/movements`, headers: fixture.admin.auth })).statusCode, 404);
     const customer = await createUser(fixture.app);
     assert.equal((await inject({ method: 'PUT', url, headers: customer.auth, payload: { delta: 1, reason: 'x' } })).statusCode, 403);
