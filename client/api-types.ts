@@ -939,7 +939,7 @@ export interface paths {
         put?: never;
         /**
          * Hold units of one or more variants, all or nothing (manager, admin)
-         * @description Needs `available` >= `quantity` on every line, checked under the rows' locks, and adds the quantities to `reserved`. Lines that fall short are each listed in a 409 `insufficient_stock`; a line naming no variant is a 404 with its path. Unless committed or released, the reservation expires within 10 s after `expires_at` and its units are available again.
+         * @description Needs `available` >= `quantity` on every line, checked under the rows' locks, and adds the quantities to `reserved`. Where (API.md section 21): a line naming `location_id` takes its units only there (unknown: 404 with its path; inactive: 409 `location_inactive`); otherwise the whole line from the first active location, by priority then code, that has it available, else greedily over the active locations in that order unless `split` is false. Each line answers its `allocations` (by location id); the `reservation.created` event lists the lines as asked. Lines that fall short are each listed in a 409 `insufficient_stock`; a line naming no variant is a 404 with its path. Unless committed or released, the reservation expires within 10 s after `expires_at` and its units are available again.
          *
          *     Who: manager, admin; API clients with scope `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
@@ -1239,10 +1239,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A variant's stock at every location (manager, admin)
+         * @description Every location, by priority then code, zeros included. `stock` and `reserved` are the sums over every location (the variant's own); `available` sums the `available` of active locations only. 404 for an unknown variant.
+         *
+         *     Who: manager, admin; API clients with scope `inventory:read`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        get: operations["getVariantStock"];
         /**
          * Move a variant's stock by a delta, or set it (manager, admin)
-         * @description Writes one stock movement and moves the version. Below `reserved`: 409 `insufficient_stock`; above 1e9: 400. A set to the same value writes a movement with delta 0.
+         * @description Applies at `location_id` (default: the default location; an unknown one is 404 with `errors` naming `/location_id`; an inactive one may be corrected). Writes one stock movement there and moves the version. Below the location's `reserved`: 409 `insufficient_stock`; above 1e9 at the location or in total: 400. A set to the same value writes a movement with delta 0.
          *
          *     Who: manager, admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
@@ -1285,11 +1291,33 @@ export interface paths {
         put?: never;
         /**
          * Move the stock of several variants at once, all or nothing (manager, admin)
-         * @description A line naming no variant is 404 with its path; lines that would go below `reserved` are 409 `insufficient_stock`, each listed in `errors`. The reply lists the variants in the order of the lines.
+         * @description Each line applies at its `location_id` (default: the default location); a pair of variant and location named twice is 400. A line naming no variant or no location is 404 with its path; lines that would go below the location's `reserved` are 409 `insufficient_stock`, each listed in `errors`. The reply lists the variants in the order of the lines (a variant on several lines as the last left it).
          *
          *     Who: manager, admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
          */
         post: operations["adjustStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stock-transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move units of several variants from one location to another, all or nothing (manager, admin)
+         * @description One movement out of `from_location_id` and one into `to_location_id` per line, each with the transfer's `reason` and `reference` and its own `variant.stock_changed` (the variant's total is the same after). The same location twice is 400 `validation_failed`; an unknown location or variant is 404 with its path; an inactive destination is 409 `location_inactive` (transfers out of an inactive location are allowed); lines that would take the source below its `reserved` are 409 `insufficient_stock`, each listed in `errors`. The reply lists the variants in the order of the lines.
+         *
+         *     Who: manager, admin; API clients with scope `inventory:write`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        post: operations["transferStock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5344,7 +5372,7 @@ export interface components {
              * @description Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "invalid_email_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "invalid_email_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "location_not_empty" | "location_inactive" | "stock_at_several_locations" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             errors?: {
                 /** @description JSON Pointer into the request. */
                 path: string;
@@ -5505,7 +5533,13 @@ export interface components {
             id: string;
             /** Format: uuid */
             variant_id: string;
+            /**
+             * Format: uuid
+             * @description Where the stock moved.
+             */
+            location_id: string;
             delta: number;
+            /** @description The stock at that location after the movement. */
             stock_after: number;
             reason: string;
             reference: string | null;
@@ -5516,6 +5550,28 @@ export interface components {
              * @example 2026-11-21T20:25:00.000Z
              */
             created_at: string;
+        };
+        /** A variant's stock per location */
+        VariantStock: {
+            /** Format: uuid */
+            variant_id: string;
+            /** @description The sum over every location. */
+            stock: number;
+            /** @description The sum over every location. */
+            reserved: number;
+            /** @description The sum of `available` over active locations only. */
+            available: number;
+            /** @description Every location, by priority, then code, zeros included. */
+            locations: {
+                /** Format: uuid */
+                location_id: string;
+                code: string;
+                status: "active" | "inactive";
+                stock: number;
+                reserved: number;
+                /** @description `stock` - `reserved`. */
+                available: number;
+            }[];
         };
         /** Reservation */
         Reservation: {
@@ -5530,6 +5586,12 @@ export interface components {
                 /** Format: uuid */
                 variant_id: string;
                 quantity: number;
+                /** @description Where the line holds (or, closed, held) its units, by location id; the quantities sum to the line's. */
+                allocations: {
+                    /** Format: uuid */
+                    location_id: string;
+                    quantity: number;
+                }[];
             }[];
             reference: string | null;
             /**
@@ -11256,7 +11318,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description All lines are held, or none: every line needs `available` >= `quantity`. */
+        /** @description All lines are held, or none. A line naming `location_id` takes its units only there; otherwise from the first active location (by priority, then code) that has the whole line available, else, unless `split` is false, greedily over the active locations in that order. */
         requestBody: {
             content: {
                 /**
@@ -11281,6 +11343,8 @@ export interface operations {
                         variant_id: string;
                         /** @description Units to hold. */
                         quantity: number;
+                        /** @description Take the units only at this location (active; unknown: 404, inactive: 409 `location_inactive`). */
+                        location_id?: string;
                     }[];
                     reference?: string | null;
                     /**
@@ -11288,6 +11352,8 @@ export interface operations {
                      * @default 900
                      */
                     expires_in?: number;
+                    /** @description false: a line naming no location must be held whole at one location (else 409 `insufficient_stock`). Default true. */
+                    split?: boolean;
                 };
             };
         };
@@ -13998,6 +14064,103 @@ export interface operations {
             };
         };
     };
+    getVariantStock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VariantStock"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     changeStock: {
         parameters: {
             query?: never;
@@ -14019,7 +14182,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Exactly one of `delta` and `stock`. The result must stay between `reserved` and 1e9. */
+        /** @description Exactly one of `delta` and `stock`, applied at `location_id` (default: the default location). The result must stay between the location's `reserved` and 1e9, and the variant's total within 1e9. */
         requestBody: {
             content: {
                 /**
@@ -14033,14 +14196,24 @@ export interface operations {
                     /** @description A non-zero number of units to add (or, negative, to take). */
                     delta: number;
                     /**
+                     * @description The location where the stock moves (API.md section 21); left out, the default location. An inactive location may be counted and corrected.
+                     * @example 5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
+                     */
+                    location_id?: string;
+                    /**
                      * @description Why the stock moves: 1 to 200 characters, stored without surrounding white space.
                      * @example Stock count
                      */
                     reason: string;
                     reference?: string | null;
                 } | {
-                    /** @description The units on hand, set as is. */
+                    /** @description The units on hand at the location, set as is. */
                     stock: number;
+                    /**
+                     * @description The location where the stock moves (API.md section 21); left out, the default location. An inactive location may be counted and corrected.
+                     * @example 5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
+                     */
+                    location_id?: string;
                     /**
                      * @description Why the stock moves: 1 to 200 characters, stored without surrounding white space.
                      * @example Stock count
@@ -14302,7 +14475,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Several variants in one transaction: all lines move, or none. Each variant at most once. */
+        /** @description Several variants in one transaction: all lines move, or none. Each line at `location_id` (default: the default location); each pair of variant and location at most once. */
         requestBody: {
             content: {
                 /**
@@ -14324,8 +14497,185 @@ export interface operations {
                          * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
                          */
                         variant_id: string;
+                        /**
+                         * @description The location where the stock moves (API.md section 21); left out, the default location. An inactive location may be counted and corrected.
+                         * @example 5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
+                         */
+                        location_id?: string;
                         /** @description A non-zero number of units to add (or, negative, to take). */
                         delta: number;
+                    }[];
+                    /**
+                     * @description Why the stock moves: 1 to 200 characters, stored without surrounding white space.
+                     * @example Stock count
+                     */
+                    reason: string;
+                    reference?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The variants, in the order of the lines. */
+            200: {
+                headers: {
+                    /** @description Present on a reply replayed for a repeated Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Variant"][];
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    transferStock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Scoped to the caller, kept 24 h. A repeat with the same body replays the first reply (status, ETag, Location, body) with `Idempotent-Replayed: true`; with another body, 422; while the first is still running, 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Units of several variants moved between two locations: all lines, or none. Each variant at most once. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from_location_id": "5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                 *       "to_location_id": "6b2c3d4e-5f60-4b7c-8d9e-0f1a2b3c4d5e",
+                 *       "lines": [
+                 *         {
+                 *           "variant_id": "7b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
+                 *           "quantity": 4
+                 *         }
+                 *       ],
+                 *       "reason": "Restock the store",
+                 *       "reference": "TR-19"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Where the units leave (it may be inactive). */
+                    from_location_id: string;
+                    /** @description Where they arrive: another location, active. */
+                    to_location_id: string;
+                    lines: {
+                        /**
+                         * @description A UUID, in any letter case.
+                         * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                         */
+                        variant_id: string;
+                        quantity: number;
                     }[];
                     /**
                      * @description Why the stock moves: 1 to 200 characters, stored without surrounding white space.
@@ -19153,6 +19503,7 @@ export const pathsApiVariantsBatchPostRequestBodyContentApplicationJsonOperation
 export const pathsApiVariantsBatchPostResponses200ContentApplicationJsonResultsOpValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/batch"]["post"]["responses"]["200"]["content"]["application/json"]["results"]["op"]> = ["create", "update", "delete"];
 export const pathsApiVariantsIdStockPutResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/{id}/stock"]["put"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiStockAdjustmentsPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-adjustments"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
+export const pathsApiStockTransfersPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-transfers"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiEventsGetParametersQueryActor_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/events"]["get"]["parameters"]["query"]["actor_type"]> = ["user", "client"];
 export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
@@ -19269,7 +19620,7 @@ export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonSubject
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonDataBeforeStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["status"]> = ["active", "inactive"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "invalid_email_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "invalid_email_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "location_not_empty", "location_inactive", "stock_at_several_locations", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
 export const problemMethodsAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["totp"];
 export const problemMethodsAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["webauthn"];
 export const problemMethodsAnyOf2Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["recovery_code"];
@@ -19277,6 +19628,8 @@ export const tokenPairToken_typeValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const userRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["User"]["role"]> = ["user", "manager", "admin"];
 export const userStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["User"]["status"]> = ["active", "suspended"];
 export const mfaFactorTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MfaFactor"]["type"]> = ["totp", "webauthn"];
+export const variantStockLocationsStatusAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantStock"]["locations"]["status"]> = ["active"];
+export const variantStockLocationsStatusAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantStock"]["locations"]["status"]> = ["inactive"];
 export const reservationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reservation"]["status"]> = ["active", "committed", "released", "expired"];
 export const locationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Location"]["status"]> = ["active", "inactive"];
 export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];

@@ -65,6 +65,10 @@ delete from "locations" where "id" = $1;
 
 -- src/inventory/reservation-repository.ts: withLinesOfPage([{ id: '00000000-0000-4000-8000-000000000004', status: 'active', reference: null, expires_at: '2026-01-01T00:00:00.000Z', created_by: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }])
 select * from "reservation_lines" where "reservation_id" in ($1) order by "position";
+select *
+  from "reservation_allocations"
+  where "reservation_id" in ($1)
+  order by "position", "location_id";
 
 -- src/inventory/reservation-repository.ts: activeReservationsOfVariantPage('00000000-0000-4000-8000-000000000003', { limit: 20 })
 select "reservations".*
@@ -118,7 +122,11 @@ select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
   from (select *
   from "reservation_lines"
   where "reservation_id" = "reservations"."id"
-  order by "position") as agg) as "lines"
+  order by "position") as agg) as "lines", (select coalesce(json_agg(agg), '[]')
+  from (select *
+  from "reservation_allocations"
+  where "reservation_id" = "reservations"."id"
+  order by "position", "location_id") as agg) as "allocations"
   from "reservations"
   where "id" = $1 for update;
 
@@ -127,7 +135,11 @@ select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
   from (select *
   from "reservation_lines"
   where "reservation_id" = "reservations"."id"
-  order by "position") as agg) as "lines"
+  order by "position") as agg) as "lines", (select coalesce(json_agg(agg), '[]')
+  from (select *
+  from "reservation_allocations"
+  where "reservation_id" = "reservations"."id"
+  order by "position", "location_id") as agg) as "allocations"
   from "reservations"
   where "id" = $1;
 
@@ -149,6 +161,7 @@ with wanted (variant_id, quantity, position) as (values ($1::uuid, $2::integer, 
   select made.*, (select coalesce(json_agg(made_lines
     order by made_lines.position), '[]')
     from made_lines) as lines,
+    '[]'::json as allocations,
     false as held
   from made;
 
@@ -167,6 +180,9 @@ select coalesce(counted.id, held.variant_id) as variant_id, coalesce(counted.res
 select coalesce(sum(quantity), 0)::integer as "held"
   from "reservation_lines"
   where "variant_id" = $1 and "active" = $2;
+
+-- src/inventory/reservation-repository.ts: insertAllocations([{ reservation_id: '00000000-0000-4000-8000-000000000004', position: 0, location_id: '00000000-0000-4000-8000-000000000016', quantity: 2 }])
+insert into "reservation_allocations" ("reservation_id", "position", "location_id", "quantity") values ($1, $2, $3, $4);
 
 -- src/inventory/reservation-repository.ts: closeReservations(['00000000-0000-4000-8000-000000000004'], 'released')
 with
@@ -190,14 +206,49 @@ select count(*) as "count", extract(epoch from now() - min(expires_at)) as "olde
   from "reservations"
   where "status" = $1 and "expires_at" <= now();
 
--- src/inventory/stock-movement-repository.ts: insertStockMovement({ variant_id: '00000000-0000-4000-8000-000000000003', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' })
-insert into "stock_movements" ("id", "created_at", "variant_id", "delta", "stock_after", "reason", "reference", "actor_id") values ($1, $2, $3, $4, $5, $6, $7, $8);
+-- src/inventory/stock-level-repository.ts: defaultLocationId()
+select "id" from "locations" where "is_default" = $1;
 
--- src/inventory/stock-movement-repository.ts: insertStockMovements([{ variant_id: '00000000-0000-4000-8000-000000000003', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' }])
-insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
-  select gen_random_uuid(), variant_id, delta, stock_after, reason, reference, actor_id, $1
-  from unnest($2::uuid[], $3::integer[], $4::integer[], $5::text[],
-              $6::text[], $7::uuid[]) as moved (variant_id, delta, stock_after, reason, reference, actor_id);
+-- src/inventory/stock-level-repository.ts: shareLocations(['00000000-0000-4000-8000-000000000016'])
+select * from "locations" where "id" in ($1) order by "id" for key share;
+
+-- src/inventory/stock-level-repository.ts: locationsByIds(['00000000-0000-4000-8000-000000000016'])
+select * from "locations" where "id" in ($1);
+
+-- src/inventory/stock-level-repository.ts: levelsOfVariants(['00000000-0000-4000-8000-000000000003'])
+select * from "stock_levels" where "variant_id" in ($1) order by "variant_id", "location_id";
+
+-- src/inventory/stock-level-repository.ts: writeLevelStock('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000016', 15)
+insert into "stock_levels" ("variant_id", "location_id", "stock") values ($1, $2, $3)
+  on conflict ("variant_id", "location_id") do update set "stock" = $4
+  returning *;
+
+-- src/inventory/stock-level-repository.ts: insertLevels('00000000-0000-4000-8000-000000000016', [{ variant_id: '00000000-0000-4000-8000-000000000099', stock: 5 }])
+insert into stock_levels (variant_id, location_id, stock)
+  select variant_id, $1::uuid, stock
+    from unnest($2::uuid[], $3::integer[]) as opened (variant_id, stock);
+-- fails here: insert or update on table "stock_levels" violates foreign key constraint "stock_levels_variant_id_fkey"
+
+-- src/inventory/stock-level-repository.ts: levelsAtEveryLocation('00000000-0000-4000-8000-000000000003')
+select "locations"."id" as "location_id", "locations"."code", "locations"."status", coalesce(stock_levels.stock, 0) as "stock", coalesce(stock_levels.reserved, 0) as "reserved"
+  from "locations"
+  left join "stock_levels" on "stock_levels"."location_id" = "locations"."id" and "stock_levels"."variant_id" = $1
+  order by "locations"."priority", lower(locations.code), "locations"."code";
+
+-- src/inventory/stock-level-repository.ts: locationHoldsStock('00000000-0000-4000-8000-000000000016')
+select "variant_id"
+  from "stock_levels"
+  where "location_id" = $1 and ("stock" > $2 or "reserved" > $3)
+  limit $4;
+
+-- src/inventory/stock-movement-repository.ts: insertStockMovement({ variant_id: '00000000-0000-4000-8000-000000000003', location_id: '00000000-0000-4000-8000-000000000016', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' })
+insert into "stock_movements" ("id", "created_at", "variant_id", "location_id", "delta", "stock_after", "reason", "reference", "actor_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- src/inventory/stock-movement-repository.ts: insertStockMovements([{ variant_id: '00000000-0000-4000-8000-000000000003', location_id: '00000000-0000-4000-8000-000000000016', delta: 5, stock_after: 15, reason: 'adjustment', reference: null, actor_id: '00000000-0000-4000-8000-000000000001' }])
+insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, reference, actor_id, created_at)
+  select gen_random_uuid(), variant_id, location_id, delta, stock_after, reason, reference, actor_id, $1
+  from unnest($2::uuid[], $3::uuid[], $4::integer[], $5::integer[], $6::text[],
+              $7::text[], $8::uuid[]) as moved (variant_id, location_id, delta, stock_after, reason, reference, actor_id);
 
 -- src/inventory/stock-movement-repository.ts: stockMovementsPage('00000000-0000-4000-8000-000000000003', { limit: 20 })
 select *
@@ -248,25 +299,80 @@ update "variants" set "stock" = $1, "version" = version + 1, "updated_at" = $2
   where "id" = $3
   returning *;
 
--- src/inventory/stock-repository.ts: holdUnits('00000000-0000-4000-8000-000000000003', 1)
-update "variants" set "reserved" = reserved + $1, "version" = version + 1, "updated_at" = $2
-  where "id" = $3 and stock - reserved >= $4
-  returning "id";
+-- src/inventory/stock-repository.ts: holdUnits('00000000-0000-4000-8000-000000000003', 1, { split: true })
+with hold_lock as (select id from variants where id = $1 and true for update),
+  hold_level as (
+    update stock_levels set reserved = reserved + $2
+    where variant_id = $3 and stock - reserved >= $4 and exists (select 1 from hold_lock)
+      and location_id = (
+        select stock_levels.location_id
+          from stock_levels join locations on locations.id = stock_levels.location_id
+       
+          where stock_levels.variant_id = $5 and locations.status = 'active' and stock_levels.stock - stock_levels.reserved >= $6
+        order by locations.priority, lower(locations.code), locations.code limit 1)
+    returning location_id),
+  held as (
+    update variants set reserved = reserved + $7, version = version + 1, updated_at = $8
+    from hold_level
+    where variants.id = $9
+    returning variants.id, hold_level.location_id) select location_id from held;
+with hold_lock as (select id from variants where id = $1 and true for update),
+  hold_level as (
+    update stock_levels set reserved = reserved + $2
+    where variant_id = $3 and stock - reserved >= $4 and exists (select 1 from hold_lock)
+      and location_id = (
+        select stock_levels.location_id
+          from stock_levels join locations on locations.id = stock_levels.location_id
+       
+          where stock_levels.variant_id = $5 and locations.status = 'active' and stock_levels.stock - stock_levels.reserved >= $6
+        order by locations.priority, lower(locations.code), locations.code limit 1)
+    returning location_id),
+  held as (
+    update variants set reserved = reserved + $7, version = version + 1, updated_at = $8
+    from hold_level
+    where variants.id = $9
+    returning variants.id, hold_level.location_id) select location_id from held;
+with ordered as (
+    select stock_levels.location_id, stock_levels.stock - stock_levels.reserved as free,
+      sum(stock_levels.stock - stock_levels.reserved) over (order by locations.priority, lower(locations.code), locations.code) as running
+    from stock_levels join locations on locations.id = stock_levels.location_id
+   
+      where stock_levels.variant_id = $1 and locations.status = 'active' and stock_levels.stock > stock_levels.reserved),
+  taking as (
+    select location_id, least(free, $2 - (running - free))::integer as quantity from ordered
+    where running - free < $3 and (select max(running) from ordered) >= $4),
+  held_levels as (
+    update stock_levels set reserved = stock_levels.reserved + taking.quantity from taking
+    where stock_levels.variant_id = $5 and stock_levels.location_id = taking.location_id
+    returning stock_levels.location_id, taking.quantity),
+  held as (
+    update variants set reserved = reserved + $6, version = version + 1, updated_at = $7
+    where id = $8 and exists (select 1 from taking) returning id)
+  select location_id, quantity from held_levels order by location_id;
 
--- src/inventory/stock-repository.ts: releaseUnits('00000000-0000-4000-8000-000000000003', 1)
-update "variants" set "reserved" = reserved - $1, "version" = version + 1, "updated_at" = $2
-  where "id" = $3;
+-- src/inventory/stock-repository.ts: releaseUnits('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000016', 1)
+with released as (
+    update variants set reserved = reserved - $1, version = version + 1, updated_at = $2
+    where id = $3 returning id)
+  update stock_levels set reserved = reserved - $4
+  where variant_id = $5 and location_id = $6 and exists (select 1 from released);
 
--- src/inventory/stock-repository.ts: takeHeldUnits('00000000-0000-4000-8000-000000000003', 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: '00000000-0000-4000-8000-000000000001' }, recordNothing)
+-- src/inventory/stock-repository.ts: takeHeldUnits('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000016', 2, { reason: 'reservation_committed', reference: 'order-1', actor_id: '00000000-0000-4000-8000-000000000001' }, recordNothing)
 with
   taken as (
     update variants set stock = stock - $1, reserved = reserved - $2, version = version + 1, updated_at = $3
     where id = $4
     returning *),
+  taken_level as (
+    update stock_levels set stock = stock - $5, reserved = reserved - $6
+    where variant_id = $7 and location_id = $8 and exists (select 1 from taken)
+    returning location_id, stock as level_stock),
+  taken_at as (select taken.*, taken_level.location_id, taken_level.level_stock
+    from taken cross join taken_level),
   moved as (
-    insert into stock_movements (id, variant_id, delta, stock_after, reason, reference, actor_id, created_at)
-    select $5, id, $6, stock, $7, $8, $9, $10 from taken),
-  recorded as (select 1 from "taken")
+    insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, reference, actor_id, created_at)
+    select $9, id, location_id, $10, level_stock, $11, $12, $13, $14 from taken_at),
+  recorded as (select 1 from "taken_at")
   select * from "taken" where exists (select 1 from taken);
 
 -- src/inventory/stock-repository.ts: variantsByIds(['00000000-0000-4000-8000-000000000003'])
@@ -277,3 +383,16 @@ select pg_try_advisory_xact_lock($1) as taken;
 
 -- src/inventory/stock-repository.ts: writeReserved('00000000-0000-4000-8000-000000000003', 2)
 update "variants" set "reserved" = $1, "version" = version + 1, "updated_at" = $2 where "id" = $3;
+with held as (
+    select allocations.location_id, sum(allocations.quantity)::integer as quantity
+    from reservation_lines as lines
+    join reservation_allocations as allocations on allocations.reservation_id = lines.reservation_id and allocations.position = lines.position
+    where lines.variant_id = $1 and lines.active
+    group by allocations.location_id),
+  wanted as (
+    select levels.location_id, coalesce(held.quantity, 0) as reserved
+    from stock_levels as levels left join held on held.location_id = levels.location_id
+    where levels.variant_id = $2)
+  update stock_levels set reserved = wanted.reserved from wanted
+  where stock_levels.variant_id = $3 and stock_levels.location_id = wanted.location_id
+    and stock_levels.reserved <> wanted.reserved and wanted.reserved <= stock_levels.stock;
