@@ -201,6 +201,9 @@ export function buildConfig(environment: Environment): Config {
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('invalid configuration: JWT_SECRET must be at least 32 bytes');
   }
+  if (environment.SIGNIN_LOGO_URL !== undefined && !URL.canParse(environment.SIGNIN_LOGO_URL)) {
+    throw new ConfigError('invalid configuration: SIGNIN_LOGO_URL must be an https URL');
+  }
   const encryptionKey = environment.SIGNING_KEY_ENCRYPTION_KEY;
   const signingKeyEncryptionKey = encryptionKey === undefined ? undefined : Buffer.from(encryptionKey, 'base64');
   if (encryptionKey !== undefined && (!/^[A-Za-z0-9+/]+={0,2}$/.test(encryptionKey) || signingKeyEncryptionKey!.length !== 32)) {

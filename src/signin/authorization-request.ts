@@ -7,7 +7,8 @@ type Parameter = (typeof PARAMETERS)[number];
 const PROMPTS = ['none', 'login', 'consent', 'create'] as const;
 type Prompt = (typeof PROMPTS)[number];
 /** RFC 7636 §4.2: the S256 challenge is 43 base64url characters; its grammar allows up to 128 unreserved characters. */
-const CODE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
+// An S256 challenge is the base64url of a SHA-256: always 43 characters; anything else could never be exchanged.
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** A request that may be answered: the app, where its reply goes, and what it asks. */
 export interface AuthorizationRequest {

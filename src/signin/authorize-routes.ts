@@ -271,6 +271,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           const stage = byCode ? 'code' : 'password';
           if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.emailInvalid' } });
           if (!byCode && !form.password) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.passwordMissing' } });
+          // The API's limit (1024): a longer one is wrong anyway, and not worth an argon2 run.
+          if (!byCode && form.password!.length > 1024) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.failed' } });
           if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
           const attempt = await attempts.firstStep(db, request, form, byCode);
           if ('secondStep' in attempt) {

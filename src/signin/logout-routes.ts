@@ -52,8 +52,9 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }
   });
 
   const localeOf = (request: FastifyRequest, parameters: LogoutParameters) => chooseLocale(parameters.ui_locales, request.headers['accept-language'], defaultLocale);
-  const sendPage = (reply: FastifyReply, status: number, page: string) => {
-    setPageHeaders(reply, pagePolicy({ imageUrls: [brand.logoUrl] }));
+  /** A page; one whose form's post may end at the app's `post_logout_redirect_uri` names it (Chromium holds that redirect to form-action). */
+  const sendPage = (reply: FastifyReply, status: number, page: string, formTarget?: string) => {
+    setPageHeaders(reply, pagePolicy({ imageUrls: [brand.logoUrl], formTargets: formTarget === undefined ? [] : [formTarget] }));
     return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
   };
   const redirectTo = (reply: FastifyReply, uri: string, state: string | undefined) => {
@@ -80,6 +81,8 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }
   app.get(
     '/oauth/logout',
     {
+      // A HEAD (a link checker, a prefetch) must not end sessions.
+      exposeHeadRoute: false,
       config: { access: PUBLIC, noStore: true },
       schema: {
         operationId: 'oauthLogout',
@@ -109,11 +112,15 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }
       const hint = hintOf(parameters);
       if (hint === 'invalid') return sendPage(reply, 400, logoutErrorPage(locale, brand, 'error.badLogoutHint'));
       const { db, transaction } = await request.access.anyone();
-      if (!hint) return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url));
+      const confirmation = async () => {
+        const target = await registeredLogoutRedirect(db, appOf(undefined, parameters), parameters.post_logout_redirect_uri);
+        return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url), target);
+      };
+      if (!hint) return confirmation();
       const browserSecretHash = browserSecretHashOf(request);
       const outcome = await transaction((trx) => logOut(trx, { hint, browserSecretHash }, contextOf(request, hint.userId)));
       // The browser's own sign-in is another user's: ended only when that person confirms it here.
-      if (outcome.otherUsersSignIn) return sendPage(reply, 200, signOutPage(locale, brand, csrf.tokenFor(request, reply), request.url));
+      if (outcome.otherUsersSignIn) return confirmation();
       if (browserSecretHash !== undefined) cookies.write(reply, SIGNIN_COOKIE, '', 0);
       const target = await registeredLogoutRedirect(db, appOf(hint, parameters), parameters.post_logout_redirect_uri);
       return target ? redirectTo(reply, target, parameters.state) : sendPage(reply, 200, signedOutPage(locale, brand));

@@ -429,6 +429,23 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.match(errorPage.body, /Etwas stimmt nicht/);
   });
 
+  it('keeps a fresh sign-in that prompt=login or max_age asked for from being skipped by posting allow on an old one', async () => {
+    const user = await createUser(testApp.app, { admin });
+    const { browser, reply } = await signInByPassword(thirdParty(), user);
+    assert.equal(reply.statusCode, 200, 'the consent page');
+    assert.ok(redirectOf(await browser.submit(reply, 'allow'), 'https://partner.example.org/cb').get('code'));
+    // An hour later, someone at the unattended browser: the app asks for a fresh sign-in.
+    await testApp.db.updateTable('sessions').set({ auth_time: new Date(Date.now() - 3_600_000) }).where('user_id', '=', user.id).where('browser_secret_hash', 'is not', null).execute();
+    for (const overrides of [{ prompt: 'login' }, { max_age: '60' }]) {
+      const page = await browser.get(thirdParty(overrides));
+      assert.match(page.body, /name="password"/, 'the sign-in page');
+      const forged = await browser.submit(page, 'allow');
+      assert.equal(forged.statusCode, 200, `${JSON.stringify(overrides)}: no code on the old sign-in`);
+      assert.equal(forged.headers.location, undefined);
+      assert.match(forged.body, /name="password"/, 'the sign-in page again');
+    }
+  });
+
   it('mails the code in the language of the page that asked for it', async () => {
     const user = await createUser(testApp.app, { admin });
     const browser = new PageBrowser(testApp.app);

@@ -118,6 +118,8 @@ describe('RP-initiated logout (/oauth/logout)', () => {
     const query = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: AFTER_LOGOUT, state: 'xyz', ui_locales: 'de' });
     const page = await fixture.app.inject({ method: 'GET', url: `/oauth/logout?${query}`, headers: { cookie: `shop_sid=${signedIn.browserSecret}` } });
     assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-security-policy']), /form-action 'self' https:\/\/shop\.example\.com;/, 'the post may end at the registered URI');
+    assert.equal((await fixture.app.inject({ method: 'HEAD', url: `/oauth/logout?${query}` })).statusCode, 405, 'no HEAD: a prefetch ends nothing');
     assert.match(page.body, /<html lang="de">/);
     assert.match(page.body, /<h1>Von Shop abmelden\?<\/h1>/);
     assert.match(page.body, /<button type="submit" name="action" value="logout">/);
