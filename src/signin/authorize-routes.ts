@@ -310,7 +310,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           if (name === '' || name.length > 100) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.nameMissing' } });
           if (!EMAIL.test(email) || email.length > 254) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'signIn.emailInvalid' } });
           if (password.length < 8 || password.length > 128) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.passwordInvalid' } });
-          const attempt = await attempts.createAccount(anyone, request, { email, name, password });
+          const attempt = await attempts.createAccount(anyone, request, { email, name, password, language: localeOf(request, authorization.uiLocales) });
           if ('error' in attempt) {
             if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             return showCreateAccount(request, reply, authorization, attempt.status, { ...page, error: attempt.error });

@@ -18,6 +18,7 @@ import { hashPassword } from '../sessions/passwords.js';
 import type { AdmittedAnyone } from '../sessions/admission.js';
 import { clientOf, openSession, PASSWORD_ONLY } from '../sessions/token-pairs.js';
 import type { MailSettings } from '../users/account-emails.js';
+import type { MailLocale } from '../mail/mail-messages.js';
 import { createUser } from '../users/user-service.js';
 import type { PageMessage } from './signin-pages.js';
 import { newBrowserSecret } from './signin-service.js';
@@ -131,7 +132,7 @@ export class SignInAttempts {
    * session starts in the same transaction. Spends the address-and-email login budget, so the
    * page cannot be used to try addresses faster than the sign-in page.
    */
-  async createAccount(anyone: AdmittedAnyone, request: FastifyRequest, fields: { email: string; name: string; password: string }): Promise<SignedIn | Refusal> {
+  async createAccount(anyone: AdmittedAnyone, request: FastifyRequest, fields: { email: string; name: string; password: string; language: MailLocale }): Promise<SignedIn | Refusal> {
     const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
     const started = this.newSigninSession();
     try {
@@ -140,7 +141,7 @@ export class SignInAttempts {
       const id = randomUUID();
       const session = await anyone.transaction(async (trx) => {
         // The new user is the actor of its own registration, as at POST /api/auth/register.
-        const user = await createUser(trx, { id, email: fields.email, name: fields.name, passwordHash, role: 'user' }, contextOf(request, id), accountMail);
+        const user = await createUser(trx, { id, email: fields.email, name: fields.name, passwordHash, role: 'user', language: fields.language }, contextOf(request, id), accountMail);
         return (await openSession(trx, tokenIssuer, user.id, clientOf(request), PASSWORD_ONLY, undefined, started.options)).session;
       });
       return { session, secret: started.secret };

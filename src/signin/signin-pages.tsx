@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource preact */
 // The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
+import type { Scope, SignInScope } from '../sessions/access-rule.js';
 import { renderPage, type Brand } from './page-document.js';
 import type { PageLocale } from './page-locale.js';
 import { message, type MessageKey, type MessageValues } from './page-messages.js';
@@ -114,18 +115,29 @@ export function consentPage(context: PageContext, app: { name: string; logoUri: 
   });
 }
 
-const SCOPE_KEYS: Record<string, MessageKey> = {
+// Typed by the scope lists, so a scope added to either has no page until it has its words.
+const SCOPE_KEYS: Record<Scope | SignInScope, MessageKey> = {
   openid: 'scope.openid',
   profile: 'scope.profile',
   email: 'scope.email',
   phone: 'scope.phone',
   offline_access: 'scope.offline_access',
   account: 'scope.account',
+  'variants:read': 'scope.variants_read',
+  'variants:write': 'scope.variants_write',
+  'inventory:read': 'scope.inventory_read',
+  'inventory:write': 'scope.inventory_write',
+  'reservations:write': 'scope.reservations_write',
+  'users:read': 'scope.users_read',
+  'users:write': 'scope.users_write',
+  'balance:read': 'scope.balance_read',
+  'balance:write': 'scope.balance_write',
+  'events:read': 'scope.events_read',
 };
 
-/** A scope in plain words; a scope of section 11 (`variants:read`) by its name. */
+/** A scope in plain words (every scope an app may hold has its words; `scope.other` only guards a scope added later). */
 const scopeWords = (locale: PageLocale, scope: string) => {
-  const key = SCOPE_KEYS[scope];
+  const key = (SCOPE_KEYS as Record<string, MessageKey | undefined>)[scope];
   return key ? message(locale, key) : message(locale, 'scope.other', { scope });
 };
 

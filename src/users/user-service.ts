@@ -6,6 +6,7 @@ import { AppError, validationFailed } from '../http/errors.js';
 import { changedFields, record, type EventContext, type NewEvent } from '../events/event-recorder.js';
 import type { EventType } from '../events/event-types.js';
 import { mergePatch } from '../http/merge-patch.js';
+import type { MailLocale } from '../mail/mail-messages.js';
 import { queueEmailChangedNotice, queueVerificationMail, type MailSettings } from './account-emails.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { countEmailChange, verifyPasswordLikeLogin } from './account-limit-service.js';
@@ -95,6 +96,8 @@ export interface NewUser {
   name: string;
   phone?: string | null | undefined;
   role: Role;
+  /** The language of the verification mail: a hosted page's (API.md section 18); English when unset. */
+  language?: MailLocale;
 }
 
 const PROFILE_FIELDS = ['email', 'email_verified', 'name', 'phone'] as const;
@@ -144,7 +147,7 @@ export function createUser(trx: Transaction<Database>, user: NewUser, context: E
     });
     const data = { after: { ...profileOf(created), role: created.role, status: created.status }, ...(user.method ? { method: user.method } : {}) };
     await record(trx, userEvent('user.registered', created, data), context);
-    if (!created.email_verified) await queueVerificationMail(trx, mail, created);
+    if (!created.email_verified) await queueVerificationMail(trx, mail, created, user.language);
     return created;
   });
 }

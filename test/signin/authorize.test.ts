@@ -458,6 +458,29 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 
+  it('mails the verification of an account made on a German page in German, and names every scope in plain words', async () => {
+    const browser = new PageBrowser(testApp.app);
+    const page = await browser.get(authorizeUrl({ prompt: 'create', ui_locales: 'de' }));
+    const email = uniqueEmail('erstellt');
+    const mailsBefore = catcher.mails.length;
+    redirectOf(await browser.submit(page, 'create', { name: 'Lise Meitner', email, password: 'correct-horse-battery' }));
+    // The catcher undoes quoted-printable byte by byte, so the ä of "bestätigen" is left as two characters.
+    assert.ok(await mailedCode(email, mailsBefore, /(Bitte best\S+tigen Sie, dass diese E-Mail-Adresse)/));
+
+    const created = await testApp.app.inject({
+      method: 'POST',
+      url: '/api/clients',
+      headers: admin.auth,
+      payload: { name: 'Stock watcher', type: 'public', redirect_uris: [CALLBACK], scopes: ['openid', 'variants:read', 'balance:read'] },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const asking = await signInByPassword(authorizeUrl({ client_id: created.json().id, scope: 'openid variants:read balance:read', ui_locales: 'de' }), await createUser(testApp.app, { admin }));
+    assert.equal(asking.reply.statusCode, 200, asking.reply.body);
+    assert.match(asking.reply.body, /den Katalog sehen: Produkte, Preise und Bestand/);
+    assert.match(asking.reply.body, /die Guthabenverläufe der Kunden sehen/);
+    assert.doesNotMatch(asking.reply.body, /variants:read/, 'no scope by its technical name');
+  });
+
   it('creates an account on the page prompt=create opens, signed in at once, and refuses a taken email', async () => {
     const browser = new PageBrowser(testApp.app);
     const page = await browser.get(authorizeUrl({ prompt: 'create' }));
