@@ -29,6 +29,6 @@ export function signedOutPage(locale: PageLocale, brand: Brand): string {
 }
 
 /** A logout that cannot be done: the reason, and nothing else (no link into an app that was not proved). */
-export function logoutErrorPage(locale: PageLocale, brand: Brand, reason: 'error.badLogoutHint' | 'error.forbidden'): string {
+export function logoutErrorPage(locale: PageLocale, brand: Brand, reason: 'error.badLogoutHint' | 'error.forbidden' | 'error.notAForm' | 'error.server'): string {
   return renderPage({ locale, brand, heading: message(locale, 'error.title'), children: <p role="alert">{message(locale, reason)}</p> });
 }

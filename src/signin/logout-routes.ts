@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contextOf } from '../events/event-recorder.js';
+import { toAppError } from '../http/error-handler.js';
 import { CANONICAL_UUID } from '../http/common-schemas.js';
 import { setPageHeaders } from '../http/security.js';
 import { PUBLIC } from '../sessions/access-rule.js';
@@ -49,6 +50,14 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }
     const form: Record<string, string> = {};
     for (const [name, value] of new URLSearchParams(text as string)) if (!(name in form)) form[name] = value;
     done(null, form);
+  });
+
+  // A hosted page answers a page, never problem+json: a malformed request (a parameter repeated, a body that is no form) too.
+  app.setErrorHandler(async (error, request, reply) => {
+    const problem = toAppError(error as never, request.id);
+    if (problem.statusCode >= 500) request.log.error({ err: error }, 'the logout page failed');
+    const locale = chooseLocale(undefined, request.headers['accept-language'], defaultLocale);
+    return sendPage(reply, problem.statusCode, logoutErrorPage(locale, brand, problem.statusCode >= 500 ? 'error.server' : 'error.notAForm'));
   });
 
   const localeOf = (request: FastifyRequest, parameters: LogoutParameters) => chooseLocale(parameters.ui_locales, request.headers['accept-language'], defaultLocale);

@@ -141,6 +141,13 @@ describe('RP-initiated logout (/oauth/logout)', () => {
     assert.deepEqual(await endedOf([signedIn.signIn, ...signedIn.sessions]), [true, true, true]);
   });
 
+  it('answers a malformed request with a page, never problem+json', async () => {
+    const repeated = await fixture.app.inject({ method: 'GET', url: '/oauth/logout?state=a&state=b' });
+    assert.equal(repeated.statusCode, 400);
+    assert.match(String(repeated.headers['content-type']), /^text\/html/);
+    assert.match(repeated.body, /<h1>Something is not right<\/h1>/);
+  });
+
   it('is off (404) while the issuer is not https', async () => {
     const off = await buildTestApp({ environment: { PUBLIC_URL: 'http://shop.example' } });
     try {
