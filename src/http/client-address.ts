@@ -27,3 +27,11 @@ export function addressKey(address: string): string {
 export function loginBudgetKey(address: string, email: string): string {
   return `login:${addressKey(address)}:${email.toLowerCase()}`;
 }
+
+/**
+ * The key of the budget password-reset requests spend (API.md section 3: limited like logins,
+ * per address and email), from the API and from the hosted forgotten-password page alike.
+ */
+export function passwordResetBudgetKey(address: string, email: string): string {
+  return `reset:${addressKey(address)}:${email.toLowerCase()}`;
+}

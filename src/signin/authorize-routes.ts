@@ -16,7 +16,7 @@ import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { requestEmailCode } from '../users/email-code-service.js';
 import { signOut } from '../users/sign-out-service.js';
-import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
+import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
@@ -107,12 +107,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return undefined;
   }
 
-  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => ({
-    locale: localeOf(request, authorization.uiLocales),
-    brand,
-    formAction: `/oauth/authorize${request.url.slice(request.url.indexOf('?') === -1 ? request.url.length : request.url.indexOf('?'))}`,
-    csrfToken: csrf.tokenFor(request, reply),
-  });
+  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => {
+    const query = queryOf(request.url);
+    return { locale: localeOf(request, authorization.uiLocales), brand, formAction: `/oauth/authorize${query}`, query, csrfToken: csrf.tokenFor(request, reply) };
+  };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
   const requestPolicy = (authorization: AuthorizationRequest) =>
     pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
@@ -185,7 +183,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other ' +
           'than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. ' +
           'Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since ' +
-          'the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering ' +
+          'the sign-in, the sign-in page is shown (`login_hint` fills in the email; its link opens the forgotten-password page, ' +
+          'GET /oauth/forgot-password with the same query); a third-party app without a consent covering ' +
           'every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 ' +
           'to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` ' +
           'or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are ' +

@@ -8,6 +8,8 @@ export interface PageContext {
   brand: Brand;
   /** The page's own URL (`/oauth/authorize?…`, the request's query as it came). */
   formAction: string;
+  /** The request's query as it came (`?…`, or empty): the pages' links to each other keep it, so the person can come back. */
+  query: string;
   csrfToken: string;
 }
 
@@ -59,6 +61,9 @@ export function signInPage(context: PageContext, page: { stage: 'password' | 'co
             <button type="submit" name="action" value="send_code" formNoValidate>
               {message(locale, 'signIn.sendCode')}
             </button>
+            <p>
+              <a href={`/oauth/forgot-password${context.query}`}>{message(locale, 'signIn.forgotPassword')}</a>
+            </p>
           </>
         ) : (
           <>
