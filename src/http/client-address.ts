@@ -35,3 +35,12 @@ export function loginBudgetKey(address: string, email: string): string {
 export function passwordResetBudgetKey(address: string, email: string): string {
   return `reset:${addressKey(address)}:${email.toLowerCase()}`;
 }
+
+/**
+ * The budgets of LOGIN_RATE_LIMIT a minute per client address for the two steps of a passkey
+ * sign-in (API.md section 19), from the API and the hosted sign-in page alike. No account is
+ * known before the passkey answers, so they count by address alone, each step apart: asking for
+ * options does not eat the sign-ins' budget.
+ */
+export const passkeyOptionsBudgetKey = (address: string) => `passkey-options:${addressKey(address)}`;
+export const passkeySignInBudgetKey = (address: string) => `passkey-sign-in:${addressKey(address)}`;
