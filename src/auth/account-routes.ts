@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
-import { addressKey } from '../http/client-address.js';
+import { passwordResetBudgetKey } from '../http/client-address.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { ANY_ROLE, PUBLIC } from '../sessions/access-rule.js';
 import { confirmEmailVerification, confirmPasswordReset, requestPasswordReset, resendVerification } from '../users/account-service.js';
@@ -29,7 +29,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: MailAcceptedSchema, ...problemResponses(400, 413, 415) },
       },
       preHandler: async (request) => {
-        await app.rateLimiter.spend(`reset:${addressKey(request.ip)}:${request.body.email.toLowerCase()}`, config.loginRateLimit);
+        await app.rateLimiter.spend(passwordResetBudgetKey(request.ip, request.body.email), config.loginRateLimit);
       },
       // After the reply has gone: a known address must not take longer to answer than an unknown one.
       onResponse: async (request, reply) => {

@@ -27,3 +27,20 @@ export function addressKey(address: string): string {
 export function loginBudgetKey(address: string, email: string): string {
   return `login:${addressKey(address)}:${email.toLowerCase()}`;
 }
+
+/**
+ * The key of the budget password-reset requests spend (API.md section 3: limited like logins,
+ * per address and email), from the API and from the hosted forgotten-password page alike.
+ */
+export function passwordResetBudgetKey(address: string, email: string): string {
+  return `reset:${addressKey(address)}:${email.toLowerCase()}`;
+}
+
+/**
+ * The budgets of LOGIN_RATE_LIMIT a minute per client address for the two steps of a passkey
+ * sign-in (API.md section 19), from the API and the hosted sign-in page alike. No account is
+ * known before the passkey answers, so they count by address alone, each step apart: asking for
+ * options does not eat the sign-ins' budget.
+ */
+export const passkeyOptionsBudgetKey = (address: string) => `passkey-options:${addressKey(address)}`;
+export const passkeySignInBudgetKey = (address: string) => `passkey-sign-in:${addressKey(address)}`;

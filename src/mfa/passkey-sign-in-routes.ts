@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
-import { addressKey } from '../http/client-address.js';
+import { passkeyOptionsBudgetKey, passkeySignInBudgetKey } from '../http/client-address.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { PUBLIC } from '../sessions/access-rule.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
@@ -12,14 +12,6 @@ import { mfaRequired } from './mfa-login-service.js';
 import { PasskeySignInBody, RequestOptionsSchema } from './mfa-schemas.js';
 import type { MfaSettings } from './mfa-settings.js';
 import { signInChallenge, signInWithPasskey } from './passkey-sign-in-service.js';
-
-/**
- * The budgets of LOGIN_RATE_LIMIT a minute per client address (an IPv6 address by its /64) for
- * the two steps of a passkey sign-in. No account is known before the passkey answers, so they
- * count by address alone, each step apart: asking for options does not eat the sign-ins' budget.
- */
-const optionsBudgetKey = (address: string) => `passkey-options:${addressKey(address)}`;
-const signInBudgetKey = (address: string) => `passkey-sign-in:${addressKey(address)}`;
 
 /** Sign-in by a discoverable passkey, no password (API.md section 19). */
 export const passkeySignInRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSettings; tokenIssuer: TokenIssuer }> = async (app, { settings, tokenIssuer }) => {
@@ -43,7 +35,7 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSetti
         response: { 200: RequestOptionsSchema, ...problemResponses(400) },
       },
       preHandler: async (request) => {
-        await app.rateLimiter.spend(optionsBudgetKey(request.ip), config.loginRateLimit);
+        await app.rateLimiter.spend(passkeyOptionsBudgetKey(request.ip), config.loginRateLimit);
       },
     },
     async (request) => {
@@ -80,7 +72,7 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<{ settings: MfaSetti
         response: { 200: Type.Ref(TokenPairSchema), ...problemResponses(400, 403, 413, 415) },
       },
       preHandler: async (request) => {
-        await app.rateLimiter.spend(signInBudgetKey(request.ip), config.loginRateLimit);
+        await app.rateLimiter.spend(passkeySignInBudgetKey(request.ip), config.loginRateLimit);
       },
     },
     async (request) => {

@@ -1,11 +1,11 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database, SessionRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { accountSuspended } from '../http/errors.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { startSession, type ClientDetails, type TokenPair } from '../sessions/token-pairs.js';
+import { openSession, type ClientDetails, type SessionOptions, type TokenPair } from '../sessions/token-pairs.js';
 import { beginLoginAttempt, loginSucceeded } from '../users/account-limit-service.js';
 import { findUserById, lockUserForLogin } from '../users/user-service.js';
 import { insertSignInChallenge, takeSignInChallenge } from './challenge-repository.js';
@@ -26,7 +26,8 @@ export async function signInChallenge(db: Kysely<Database>, settings: MfaSetting
   return options;
 }
 
-type SignInOutcome = { pair: TokenPair } | { secondStep: SecondStep } | { refusal: 'assertion' | 'suspended' } | { lockedForSeconds: number };
+type Started = { pair: TokenPair; session: SessionRow };
+type SignInOutcome = Started | { secondStep: SecondStep } | { refusal: 'assertion' | 'suspended' } | { lockedForSeconds: number };
 
 /**
  * A sign-in by passkey. The credential id of the assertion finds the passkey and its user (a
@@ -43,7 +44,8 @@ type SignInOutcome = { pair: TokenPair } | { secondStep: SecondStep } | { refusa
  * password change, suspension or deletion that commits meanwhile ends the session it starts.
  * Only a right assertion reveals a suspension. With user verification the passkey counts as two
  * factors (`amr` `hwk`, `mfa`); without it, a user with a TOTP factor gets the second step of a
- * login, else the session starts with `amr` `hwk` alone.
+ * login, else the session starts with `amr` `hwk` alone. The hosted pages pass the options of
+ * their sign-in session (API.md section 18); the API passes none.
  */
 export async function signInWithPasskey(
   db: Kysely<Database>,
@@ -53,7 +55,8 @@ export async function signInWithPasskey(
   client: ClientDetails,
   limits: { accountFailureLimit: number },
   context: EventContext,
-): Promise<{ pair: TokenPair } | { secondStep: SecondStep }> {
+  sessionOptions: SessionOptions = {},
+): Promise<Started | { secondStep: SecondStep }> {
   const holder = await findPasskeyHolder(db, response.id);
   const handle = response.response.userHandle;
   // WebAuthn Level 3, 7.2 step 6: nobody was identified before this ceremony, so the assertion must
@@ -76,9 +79,9 @@ export async function signInWithPasskey(
     if ('lockedForSeconds' in checked) return checked;
     if ('wrong' in checked) return { refusal: 'assertion' };
     if (now.status !== 'active') return { refusal: 'suspended' };
-    if (checked.userVerified) return { pair: await startSession(trx, issuer, user.id, client, { amr: ['hwk', 'mfa'] }) };
+    if (checked.userVerified) return openSession(trx, issuer, user.id, client, { amr: ['hwk', 'mfa'] }, undefined, sessionOptions);
     const secondStep = await secondStepOf(trx, { id: user.id, session_version: now.session_version }, 'hwk');
-    return secondStep ? { secondStep } : { pair: await startSession(trx, issuer, user.id, client, { amr: ['hwk'] }) };
+    return secondStep ? { secondStep } : openSession(trx, issuer, user.id, client, { amr: ['hwk'] }, undefined, sessionOptions);
   });
   if ('refusal' in outcome && outcome.refusal === 'assertion') throw invalidMfaCode();
   await loginSucceeded(db, attempt);

@@ -38,6 +38,12 @@ export interface RedirectError {
 
 export type ReadRequest = { request: AuthorizationRequest } | { refusal: PageRefusal } | { redirectError: RedirectError };
 
+/** The query of a request's URL as it came, `?` included (empty without one): what a page's links and form keep. */
+export function queryOf(rawUrl: string): string {
+  const mark = rawUrl.indexOf('?');
+  return mark === -1 ? '' : rawUrl.slice(mark);
+}
+
 /** The request's query parameters, each with every value it was given. */
 export function queryParameters(rawUrl: string): URLSearchParams {
   const mark = rawUrl.indexOf('?');

@@ -16,14 +16,14 @@ import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { requestEmailCode } from '../users/email-code-service.js';
 import { signOut } from '../users/sign-out-service.js';
-import { queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
+import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
 import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
-import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage } from './signin-pages.js';
+import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -55,7 +55,7 @@ function readForm(text: string): Record<string, string> {
  * section 18): the request is read the same way on each; then either a page (sign in, consent,
  * error) or a 303 to the app's redirect URI with a code or an error.
  */
-export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
+export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer; passkeys: boolean }> = async (app, { tokenIssuer, passkeys }) => {
   const { config } = app;
   const cookies = new BrowserCookies(config.publicUrl);
   const csrf = new CsrfTokens(cookies);
@@ -107,18 +107,18 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return undefined;
   }
 
-  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => ({
-    locale: localeOf(request, authorization.uiLocales),
-    brand,
-    formAction: `/oauth/authorize${request.url.slice(request.url.indexOf('?') === -1 ? request.url.length : request.url.indexOf('?'))}`,
-    csrfToken: csrf.tokenFor(request, reply),
-  });
+  const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => {
+    const query = queryOf(request.url);
+    return { locale: localeOf(request, authorization.uiLocales), brand, formAction: `/oauth/authorize${query}`, query, csrfToken: csrf.tokenFor(request, reply) };
+  };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
   const requestPolicy = (authorization: AuthorizationRequest) =>
     pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
 
-  function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof signInPage>[1]) {
-    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
+  /** The sign-in page; its password stage offers a passkey too, with a new challenge each time it is shown. */
+  async function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: SignInPage) {
+    const webauthnOptions = passkeys && page.stage === 'password' ? await attempts.passkeyOptions((await request.access.anyone()).db, request) : undefined;
+    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions }), requestPolicy(authorization));
   }
 
   function showCreateAccount(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof createAccountPage>[1]) {
@@ -165,6 +165,33 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
   }
 
+  /**
+   * After a first factor (a password, an email code or a passkey): the second-factor page when
+   * the user has one to prove, the sign-in page again with what was wrong, or the sign-in session
+   * and what comes after a sign-in.
+   */
+  async function afterFirstFactor(
+    anyone: AdmittedAnyone,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    authorization: AuthorizationRequest,
+    attempt: Awaited<ReturnType<SignInAttempts['firstStep']>>,
+    page: SignInPage,
+  ) {
+    if ('secondStep' in attempt) {
+      const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
+      if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
+      cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
+      return sendPage(reply, 200, secondFactorPage(pageContext(request, reply, authorization), { methods }), requestPolicy(authorization));
+    }
+    if ('error' in attempt) {
+      if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+      return showSignIn(request, reply, authorization, attempt.status, { ...page, error: attempt.error });
+    }
+    await keepSignIn(anyone, request, reply, attempt);
+    return carryOn(anyone.db, request, reply, authorization, attempt.session, true);
+  }
+
   app.get(
     '/oauth/authorize',
     {
@@ -185,11 +212,15 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other ' +
           'than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. ' +
           'Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since ' +
-          'the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering ' +
+          'the sign-in, the sign-in page is shown (`login_hint` fills in the email; its link opens the forgotten-password page, ' +
+          'GET /oauth/forgot-password with the same query); a third-party app without a consent covering ' +
           'every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 ' +
           'to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` ' +
           'or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are ' +
-          'in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with ' +
+          'in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. The sign-in page also offers a ' +
+          'passkey: its form carries the request options of POST /api/auth/passkey/options in `data-webauthn-options` (a new ' +
+          "challenge each time it is shown, from that route's per-address budget: past it the page offers no passkey), the email " +
+          'field `autocomplete="username webauthn"`, and the script /oauth/assets/passkey.js posts `action=passkey`. Every page is sent with ' +
           '`Cache-Control: no-store` and a strict Content-Security-Policy.',
         querystring: AuthorizeQuery,
         produces: ['text/html'],
@@ -214,12 +245,16 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         operationId: 'authorizeForm',
         tags: ['auth'],
         security: [],
-        summary: "The hosted pages' forms: sign in, send a code, allow or deny",
+        summary: "The hosted pages' forms: sign in (password, code or passkey), send a code, allow or deny",
         description:
           'The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, ' +
           'read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` ' +
           '(`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page ' +
-          'asks for it), `email_code` (`email`, `code`), `allow` or `deny` (the consent page). Every post carries `csrf_token`, ' +
+          'asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON ' +
+          "answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the " +
+          "browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey " +
+          'is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one ' +
+          'message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, ' +
           'the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks ' +
           'cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says ' +
           'whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as ' +
@@ -228,8 +263,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and ' +
           'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page ' +
           'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
-          '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page ' +
-          '(passkeys need the script these pages do not have yet). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
+          '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page ' +
+          '(the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
           'else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends ' +
           'the address-and-email login budget.',
         querystring: AuthorizeQuery,
@@ -274,20 +309,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           // The API's limit (1024): a longer one is wrong anyway, and not worth an argon2 run.
           if (!byCode && form.password!.length > 1024) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.failed' } });
           if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
-          const attempt = await attempts.firstStep(db, request, form, byCode);
-          if ('secondStep' in attempt) {
-            const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
-            if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
-            cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
-            return sendPage(reply, 200, secondFactorPage(pageContext(request, reply, authorization), { methods }), requestPolicy(authorization));
-          }
-          if ('error' in attempt) {
-            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
-            return showSignIn(request, reply, authorization, attempt.status, { stage, email, error: attempt.error });
-          }
-          await keepSignIn(anyone, request, reply, attempt);
-          return carryOn(db, request, reply, authorization, attempt.session, true);
+          return afterFirstFactor(anyone, request, reply, authorization, await attempts.firstStep(db, request, form, byCode), { stage, email });
         }
+        case 'passkey':
+          return afterFirstFactor(anyone, request, reply, authorization, await attempts.passkey(db, request, form.webauthn ?? ''), { stage: 'password', email });
         case 'totp':
         case 'recovery_code': {
           const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { Value } from '@sinclair/typebox/value';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { logInWithEmailCode } from '../auth/email-code-login-service.js';
@@ -6,11 +8,13 @@ import { logIn } from '../auth/login-service.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
-import { loginBudgetKey } from '../http/client-address.js';
+import { loginBudgetKey, passkeyOptionsBudgetKey, passkeySignInBudgetKey } from '../http/client-address.js';
 import { AppError } from '../http/errors.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-login-service.js';
+import { AuthenticationResponse } from '../mfa/mfa-schemas.js';
 import type { MfaSettings } from '../mfa/mfa-settings.js';
+import { signInChallenge, signInWithPasskey } from '../mfa/passkey-sign-in-service.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
@@ -102,6 +106,43 @@ export class SignInAttempts {
     }
   }
 
+  /**
+   * The request options of a passkey sign-in for the sign-in page, its challenge stored as for
+   * POST /api/auth/passkey/options and from the same per-address budget; undefined past that
+   * budget, and the page then offers no passkey (a password or a code still work).
+   */
+  async passkeyOptions(db: Kysely<Database>, request: FastifyRequest): Promise<string | undefined> {
+    const { config, rateLimiter, mfaSettings } = this.settings;
+    try {
+      await rateLimiter.spend(passkeyOptionsBudgetKey(request.ip), config.loginRateLimit);
+    } catch (error) {
+      if (refusalOf(error).status === 429) return undefined;
+    }
+    return JSON.stringify(await signInChallenge(db, mfaSettings));
+  }
+
+  /**
+   * A sign-in by a discoverable passkey (API.md section 19), `webauthn` being the JSON of the
+   * assertion, as POST /api/auth/login/passkey makes it: the same budget, the same service. An
+   * assertion that is not JSON, or that the service refuses, is one message on the page.
+   */
+  async passkey(db: Kysely<Database>, request: FastifyRequest, webauthn: string): Promise<SignedIn | Refusal | { secondStep: SecondStep }> {
+    const { config, rateLimiter, mfaSettings, tokenIssuer } = this.settings;
+    const started = this.newSigninSession();
+    const failed: Refusal = { status: 400, error: { key: 'signIn.passkeyFailed' } };
+    try {
+      await rateLimiter.spend(passkeySignInBudgetKey(request.ip), config.loginRateLimit);
+      const response = assertionOf(webauthn);
+      if (!response) return failed;
+      const outcome = await signInWithPasskey(db, tokenIssuer, mfaSettings, response, clientOf(request), { accountFailureLimit: config.loginAccountFailureLimit }, contextOf(request), started.options);
+      if ('secondStep' in outcome) return { secondStep: outcome.secondStep };
+      return { session: outcome.session, secret: started.secret };
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'invalid_mfa_code') return failed;
+      return refusalOf(error);
+    }
+  }
+
   /** The second step (API.md section 12) with the mfa_token the first step left in the browser, counted as POST /api/auth/login/mfa counts it. */
   async secondStep(db: Kysely<Database>, request: FastifyRequest, mfaToken: string | undefined, proof: SecondFactorProof): Promise<SignedIn | Refusal> {
     const { config, rateLimiter, mfaSettings, tokenIssuer } = this.settings;
@@ -148,5 +189,18 @@ export class SignInAttempts {
     } catch (error) {
       return refusalOf(error);
     }
+  }
+}
+
+/**
+ * The assertion of the `webauthn` field, when it is JSON of the shape POST
+ * /api/auth/login/passkey accepts (its very schema); the service checks everything else.
+ */
+function assertionOf(webauthn: string): AuthenticationResponseJSON | undefined {
+  try {
+    const parsed: unknown = JSON.parse(webauthn);
+    return Value.Check(AuthenticationResponse, parsed) ? (parsed as AuthenticationResponseJSON) : undefined;
+  } catch {
+    return undefined;
   }
 }

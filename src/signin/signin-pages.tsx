@@ -12,6 +12,8 @@ export interface PageContext {
   brand: Brand;
   /** The page's own URL (`/oauth/authorize?…`, the request's query as it came). */
   formAction: string;
+  /** The request's query as it came (`?…`, or empty): the pages' links to each other keep it, so the person can come back. */
+  query: string;
   csrfToken: string;
 }
 
@@ -24,14 +26,27 @@ export interface PageMessage {
 const ERROR_ID = 'form-error';
 const NOTICE_ID = 'form-notice';
 
+export interface SignInPage {
+  stage: 'password' | 'code';
+  email: string;
+  error?: PageMessage;
+  notice?: PageMessage;
+  /** The JSON of a passkey sign-in's request options; none, no passkey on the page. */
+  webauthnOptions?: string;
+}
+
 /**
  * The sign-in page (API.md section 18): email and password on one page, or an emailed code.
  * `stage: 'code'` is the page after a code was sent: the code's field instead of the password's.
  * One form, whose buttons say what is done (`action`); an error is read out and tied to the
- * fields it is about. Without JavaScript it works as it is.
+ * fields it is about. Without JavaScript it works as it is. With passkey options (the password
+ * stage), the form carries them in `data-webauthn-options`, the email field offers passkeys in its
+ * autofill (`webauthn`), and the script of passkey-script.ts shows the hidden passkey button and
+ * posts the assertion in `webauthn` with `action=passkey`.
  */
-export function signInPage(context: PageContext, page: { stage: 'password' | 'code'; email: string; error?: PageMessage; notice?: PageMessage }): string {
+export function signInPage(context: PageContext, page: SignInPage): string {
   const { locale } = context;
+  const passkey = page.stage === 'password' ? page.webauthnOptions : undefined;
   const describedBy = [page.error ? ERROR_ID : undefined, page.notice ? NOTICE_ID : undefined].filter(Boolean).join(' ') || undefined;
   const invalid = page.error ? 'true' : undefined;
   return renderPage({
@@ -39,44 +54,56 @@ export function signInPage(context: PageContext, page: { stage: 'password' | 'co
     brand: context.brand,
     heading: message(locale, 'signIn.title', { brand: context.brand.name }),
     children: (
-      <form method="post" action={context.formAction} class="stack">
-        {page.error && (
-          <p id={ERROR_ID} class="error" role="alert">
-            {message(locale, page.error.key, page.error.values)}
-          </p>
-        )}
-        {page.notice && (
-          <p id={NOTICE_ID} class="notice" role="status">
-            {message(locale, page.notice.key, page.notice.values)}
-          </p>
-        )}
-        <input type="hidden" name="csrf_token" value={context.csrfToken} />
-        <label for="email">{message(locale, 'field.email')}</label>
-        <input id="email" name="email" type="email" autocomplete="username" value={page.email} required aria-invalid={invalid} aria-describedby={describedBy} />
-        {page.stage === 'password' ? (
-          <>
-            <label for="password">{message(locale, 'field.password')}</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" aria-invalid={invalid} aria-describedby={page.error ? ERROR_ID : undefined} />
-            <button type="submit" name="action" value="password" class="primary">
-              {message(locale, 'signIn.withPassword')}
-            </button>
-            <button type="submit" name="action" value="send_code" formNoValidate>
-              {message(locale, 'signIn.sendCode')}
-            </button>
-          </>
-        ) : (
-          <>
-            <label for="code">{message(locale, 'field.code')}</label>
-            <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={describedBy} />
-            <button type="submit" name="action" value="email_code" class="primary">
-              {message(locale, 'signIn.withCode')}
-            </button>
-            <button type="submit" name="action" value="send_code" formNoValidate>
-              {message(locale, 'signIn.sendCode')}
-            </button>
-          </>
-        )}
-      </form>
+      <>
+        <form method="post" action={context.formAction} class="stack" data-webauthn-options={passkey}>
+          {page.error && (
+            <p id={ERROR_ID} class="error" role="alert">
+              {message(locale, page.error.key, page.error.values)}
+            </p>
+          )}
+          {page.notice && (
+            <p id={NOTICE_ID} class="notice" role="status">
+              {message(locale, page.notice.key, page.notice.values)}
+            </p>
+          )}
+          <input type="hidden" name="csrf_token" value={context.csrfToken} />
+          {passkey && <input type="hidden" name="webauthn" value="" />}
+          <label for="email">{message(locale, 'field.email')}</label>
+          <input id="email" name="email" type="email" autocomplete={passkey ? 'username webauthn' : 'username'} value={page.email} required aria-invalid={invalid} aria-describedby={describedBy} />
+          {page.stage === 'password' ? (
+            <>
+              <label for="password">{message(locale, 'field.password')}</label>
+              <input id="password" name="password" type="password" autocomplete="current-password" aria-invalid={invalid} aria-describedby={page.error ? ERROR_ID : undefined} />
+              <button type="submit" name="action" value="password" class="primary">
+                {message(locale, 'signIn.withPassword')}
+              </button>
+              {passkey && (
+                <button type="submit" name="action" value="passkey" formNoValidate hidden>
+                  {message(locale, 'signIn.withPasskey')}
+                </button>
+              )}
+              <button type="submit" name="action" value="send_code" formNoValidate>
+                {message(locale, 'signIn.sendCode')}
+              </button>
+              <p>
+                <a href={`/oauth/forgot-password${context.query}`}>{message(locale, 'signIn.forgotPassword')}</a>
+              </p>
+            </>
+          ) : (
+            <>
+              <label for="code">{message(locale, 'field.code')}</label>
+              <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={describedBy} />
+              <button type="submit" name="action" value="email_code" class="primary">
+                {message(locale, 'signIn.withCode')}
+              </button>
+              <button type="submit" name="action" value="send_code" formNoValidate>
+                {message(locale, 'signIn.sendCode')}
+              </button>
+            </>
+          )}
+        </form>
+        {passkey && <script src="/oauth/assets/passkey.js" defer />}
+      </>
     ),
   });
 }
@@ -159,8 +186,8 @@ export function errorPage(locale: PageLocale, brand: Brand, text: PageMessage, a
 /**
  * The second step of a sign-in whose user has a second factor (API.md sections 12 and 18): a
  * code of the authenticator app (`action=totp`), or a recovery code (`action=recovery_code`),
- * each its own form so Enter sends the field it is in. Passkeys need JavaScript, which these
- * pages do not run yet.
+ * each its own form so Enter sends the field it is in. A passkey is not asked for here: it signs
+ * in by itself, from the sign-in page.
  */
 export function secondFactorPage(context: PageContext, page: { methods: string[]; error?: PageMessage }): string {
   const { locale } = context;

@@ -3,6 +3,7 @@ import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { AppError, notFound } from '../http/errors.js';
+import type { MailLocale } from '../mail/mail-messages.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { queuePasswordResetMail, resendVerificationMail, type MailSettings } from './account-emails.js';
 import { clearLoginFailures, countVerificationResend } from './account-limit-service.js';
@@ -19,16 +20,16 @@ const RESET_MAILS_AN_HOUR = 3;
 /**
  * Queues a reset link when an active user has this email and has had fewer than 3 in the last
  * hour. The route answers before this runs, so the reply says nothing, in its content or its
- * timing, about which addresses have accounts.
+ * timing, about which addresses have accounts. The hosted pages ask for the mail in their language.
  */
-export async function requestPasswordReset(db: Kysely<Database>, email: string, mail: MailSettings): Promise<void> {
+export async function requestPasswordReset(db: Kysely<Database>, email: string, mail: MailSettings, language?: MailLocale): Promise<void> {
   await inTransaction(db, async (trx) => {
     const found = await findUserByEmail(trx, email);
     // Locked, so that requests racing each other count each other's links.
     const user = found && (await findUserByIdForUpdate(trx, found.id));
     if (user?.status !== 'active') return;
     if ((await countRecentAccountTokens(trx, user.id, 'password_reset', 3600)) >= RESET_MAILS_AN_HOUR) return;
-    await queuePasswordResetMail(trx, mail, user);
+    await queuePasswordResetMail(trx, mail, user, language);
   });
 }
 

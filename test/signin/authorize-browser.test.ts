@@ -140,4 +140,23 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     assert.equal(await page.getByLabel('New password').getAttribute('autocomplete'), 'new-password');
     assert.deepEqual(await violationsAtBothWidths(), []);
   });
+
+  it('opens the forgotten-password page from the sign-in page, posts it, and leads back, without an axe violation', async () => {
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.firstParty, { ui_locales: 'de' }));
+    const signInUrl = page.url();
+    await page.getByRole('link', { name: 'Passwort vergessen?' }).click();
+    await page.getByRole('heading', { name: 'Passwort zurücksetzen' }).waitFor();
+    assert.equal(await page.getByLabel('E-Mail').getAttribute('autocomplete'), 'email');
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the forgotten-password page');
+    await page.getByLabel('E-Mail').fill(user.email);
+    await page.getByRole('button', { name: 'Link per E-Mail senden' }).click();
+    await page.getByRole('status').waitFor();
+    assert.match((await page.getByRole('status').textContent()) ?? '', /ist ein Link zum Zurücksetzen des Passworts unterwegs/);
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the page after the post');
+    await page.getByRole('link', { name: 'Zurück zur Anmeldung' }).click();
+    await page.getByRole('heading', { name: 'Bei Shop anmelden' }).waitFor();
+    assert.equal(page.url(), signInUrl, 'back at the same authorization request');
+    assert.deepEqual(policyReports, []);
+  });
 });
