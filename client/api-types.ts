@@ -1965,19 +1965,47 @@ export interface paths {
         };
         /**
          * The authorization endpoint: sign-in and consent pages, then a code for the app
-         * @description OAuth 2.1 authorization code flow with PKCE (S256, required of every app) and OpenID Connect (API.md section 18). An unknown, disabled or deleted `client_id`, a service client, or a `redirect_uri` not registered for the app character for character (only the port of a loopback http URI may differ, RFC 8252) is a 400 HTML error page, never a redirect. Every other fault is a 303 to `redirect_uri` with `error`, `error_description`, `state` and `iss` (RFC 9207): a missing or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since the sign-in, the sign-in page is shown (`login_hint` fills in the email); a third-party app without a consent covering every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. Every page is sent with `Cache-Control: no-store` and a strict Content-Security-Policy.
+         * @description OAuth 2.1 authorization code flow with PKCE (S256, required of every app) and OpenID Connect (API.md section 18). An unknown, disabled or deleted `client_id`, a service client, or a `redirect_uri` not registered for the app character for character (only the port of a loopback http URI may differ, RFC 8252) is a 400 HTML error page, never a redirect. Every other fault is a 303 to `redirect_uri` with `error`, `error_description`, `state` and `iss` (RFC 9207): a missing or repeated parameter, a missing PKCE challenge or a method other than S256 (`invalid_request`), a `response_type` other than `code` (`unsupported_response_type`), a scope the app may not ask for (`invalid_scope`). `scope` is required. Without a live sign-in session (the `shop_sid` cookie), with `prompt=login`, or when `max_age` seconds have passed since the sign-in, the sign-in page is shown (`login_hint` fills in the email; its link opens the forgotten-password page, GET /oauth/forgot-password with the same query); a third-party app without a consent covering every scope asked for, or with `prompt=consent`, gets the consent page (a first-party app never does); otherwise a 303 to `redirect_uri` with `code`, `state` and `iss`. `prompt=none` never shows a page: `login_required`, `consent_required` or a code. `prompt=create` shows the create-account page instead of the sign-in page while ALLOW_REGISTRATION is on (a live sign-in session answers as without it). The pages are in English or German, by `ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE. The sign-in page also offers a passkey: its form carries the request options of POST /api/auth/passkey/options in `data-webauthn-options` (a new challenge each time it is shown, from that route's per-address budget: past it the page offers no passkey), the email field `autocomplete="username webauthn"`, and the script /oauth/assets/passkey.js posts `action=passkey`. Every page is sent with `Cache-Control: no-store` and a strict Content-Security-Policy.
          *
          *     No token needed.
          */
         get: operations["authorize"];
         put?: never;
         /**
-         * The hosted pages' forms: sign in, send a code, allow or deny
-         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only factor is a passkey gets a 403 page (passkeys need the script these pages do not have yet). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends the address-and-email login budget.
+         * The hosted pages' forms: sign in (password, code or passkey), send a code, allow or deny
+         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page (the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends the address-and-email login budget.
          *
          *     No token needed.
          */
         post: operations["authorizeForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/forgot-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The forgotten-password page
+         * @description The forgotten-password page of the hosted pages (API.md sections 3 and 18), linked from the sign-in page with the authorization request's query, which it keeps for its link back to the sign-in page (/oauth/authorize with that query). In English or German as the sign-in page (`ui_locales`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE); `login_hint` fills in the email.
+         *
+         *     No token needed.
+         */
+        get: operations["forgotPasswordPage"];
+        put?: never;
+        /**
+         * The forgotten-password page's form (`action=forgot_password`)
+         * @description The forgotten-password page of the hosted pages (API.md sections 3 and 18), linked from the sign-in page with the authorization request's query, which it keeps for its link back to the sign-in page (/oauth/authorize with that query). Posted to the page's own URL as application/x-www-form-urlencoded with `email`, `csrf_token` and `action=forgot_password`: the page again (200) saying that if the email has an account a link is on its way, the same whether or not it has one; the reset of POST /api/auth/password-reset is then asked for after the reply (at most 3 mails an hour per account), its mail in the page's language. It spends the same per-address-and-email budget as POST /api/auth/password-reset (LOGIN_RATE_LIMIT; a 429 page past it). A missing or wrong CSRF token is a 403 page and sends nothing.
+         *
+         *     No token needed.
+         */
+        post: operations["forgotPasswordForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -19250,7 +19278,7 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /**
-                     * @description The button pressed: `password`, `send_code`, `email_code`, `totp`, `recovery_code`, `create`, `allow`, `deny`.
+                     * @description The button pressed: `password`, `send_code`, `email_code`, `passkey`, `totp`, `recovery_code`, `create`, `allow`, `deny`.
                      * @example password
                      */
                     action?: string;
@@ -19266,6 +19294,8 @@ export interface operations {
                     code?: string;
                     /** @description A recovery code (`recovery_code`). */
                     recovery_code?: string;
+                    /** @description The JSON of a passkey's assertion (AuthenticationResponseJSON) answering the page's `data-webauthn-options` (`passkey`). */
+                    webauthn?: string;
                 };
             };
         };
@@ -19318,6 +19348,188 @@ export interface operations {
                 };
             };
             /** @description Too many tries: the page again, saying how long to wait. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    forgotPasswordPage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `code`, the only response type.
+                 * @example code
+                 */
+                response_type?: string;
+                /** @description The app's id (an API client of type `confidential` or `public`). */
+                client_id?: string;
+                /**
+                 * @description One of the redirect URIs registered for the app, character for character (a loopback http URI in any port).
+                 * @example https://shop.example.com/callback
+                 */
+                redirect_uri?: string;
+                /**
+                 * @description Space-separated scopes the app may ask for: `openid`, `profile`, `email`, `phone`, `offline_access`, `account` and those of section 11.
+                 * @example openid email offline_access
+                 */
+                scope?: string;
+                /** @description Sent back as it came, with the code or the error. */
+                state?: string;
+                /** @description Put into the ID token as it came. */
+                nonce?: string;
+                /** @description PKCE (RFC 7636): the base64url SHA-256 of the code verifier, 43 characters. */
+                code_challenge?: string;
+                /**
+                 * @description `S256`, the only method.
+                 * @example S256
+                 */
+                code_challenge_method?: string;
+                /**
+                 * @description `none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the create-account page).
+                 * @example login
+                 */
+                prompt?: string;
+                /**
+                 * @description Seconds: a sign-in older than this is asked again.
+                 * @example 3600
+                 */
+                max_age?: string;
+                /** @description An email to fill in on the sign-in page. */
+                login_hint?: string;
+                /**
+                 * @description Space-separated language tags, by preference: `en`, `de`.
+                 * @example de en
+                 */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page: one email field, `action=forgot_password`. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    forgotPasswordForm: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `code`, the only response type.
+                 * @example code
+                 */
+                response_type?: string;
+                /** @description The app's id (an API client of type `confidential` or `public`). */
+                client_id?: string;
+                /**
+                 * @description One of the redirect URIs registered for the app, character for character (a loopback http URI in any port).
+                 * @example https://shop.example.com/callback
+                 */
+                redirect_uri?: string;
+                /**
+                 * @description Space-separated scopes the app may ask for: `openid`, `profile`, `email`, `phone`, `offline_access`, `account` and those of section 11.
+                 * @example openid email offline_access
+                 */
+                scope?: string;
+                /** @description Sent back as it came, with the code or the error. */
+                state?: string;
+                /** @description Put into the ID token as it came. */
+                nonce?: string;
+                /** @description PKCE (RFC 7636): the base64url SHA-256 of the code verifier, 43 characters. */
+                code_challenge?: string;
+                /**
+                 * @description `S256`, the only method.
+                 * @example S256
+                 */
+                code_challenge_method?: string;
+                /**
+                 * @description `none` (never a page), `login` (sign in again), `consent` (ask again; third-party apps only), `create` (the create-account page).
+                 * @example login
+                 */
+                prompt?: string;
+                /**
+                 * @description Seconds: a sign-in older than this is asked again.
+                 * @example 3600
+                 */
+                max_age?: string;
+                /** @description An email to fill in on the sign-in page. */
+                login_hint?: string;
+                /**
+                 * @description Space-separated language tags, by preference: `en`, `de`.
+                 * @example de en
+                 */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "forgot_password",
+                 *       "csrf_token": "Zq3t0Jx2Vw8yR1uK5mN7pQ9sT4vX6zA2bC8dE0fG1hI",
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description `forgot_password`, the one button.
+                     * @example forgot_password
+                     */
+                    action?: string;
+                    /** @description The form's CSRF token (from the page; bound to the browser by a cookie). */
+                    csrf_token?: string;
+                    /** @description The email of the account whose password is forgotten. */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The page again, saying a link is on its way if the email has an account. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page again: the email is not an email address. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The CSRF token is missing or wrong: nothing is sent. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests: the page again, saying how long to wait. `Cache-Control: no-store` and a strict Content-Security-Policy. */
             429: {
                 headers: {
                     /** @description Seconds until the budget refills. */
