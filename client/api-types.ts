@@ -19424,6 +19424,15 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description A malformed request (a parameter repeated): the error page. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     forgotPasswordForm: {
@@ -19647,6 +19656,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description A malformed request (a parameter repeated, a body that is no form): the error page; nothing ended. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description The CSRF token was missing or wrong: nothing ended. */

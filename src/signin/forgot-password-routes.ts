@@ -88,7 +88,7 @@ export const forgotPasswordRoutes: FastifyPluginAsync = async (app) => {
         description: `${description}In English or German as the sign-in page (\`ui_locales\`, then Accept-Language, then SIGNIN_DEFAULT_LOCALE); \`login_hint\` fills in the email.`,
         querystring: Type.Object(AuthorizeQuery.properties, { additionalProperties: true }),
         produces: ['text/html'],
-        response: { 200: HtmlPage('The page: one email field, `action=forgot_password`.') },
+        response: { 200: HtmlPage('The page: one email field, `action=forgot_password`.'), 400: HtmlPage('A malformed request (a parameter repeated): the error page.') },
       },
     },
     async (request, reply) => show(request, reply, 200, { email: queryParameters(request.url).get('login_hint') ?? '' }),

@@ -155,6 +155,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ idTokens: IdTokenSigner }
         response: {
           200: html('The signed-out page.'),
           303: redirect('Signed out; back to the app.'),
+          400: html('A malformed request (a parameter repeated, a body that is no form): the error page; nothing ended.'),
           403: html('The CSRF token was missing or wrong: nothing ended.'),
         },
       },
