@@ -2,9 +2,12 @@
  * The bare reference of the flash sale: the simplest correct lock-last pair of transactions over
  * the service's own tables, each statement named and prepared, on a pool of the service's size,
  * with no auth, no events and no validation. A reservation inserts itself and its line, then
- * holds the units with one conditional update (which takes the variant's lock) and commits; a
- * commit closes the reservation and its line, takes the units off the variant in one update and
- * writes one movement. Nothing is locked before it must be, so this is the ceiling of the work.
+ * holds the units with one conditional update (which takes the variant's lock), holds them at
+ * the default location's level and records that allocation, and commits; a commit closes the
+ * reservation and its line, takes the units off the variant and off the level, and writes one
+ * movement. The levels and allocations are the work the service must do since stock is kept per
+ * location (API.md section 21), one location here. Nothing is locked before it must be, so this
+ * is the ceiling of the work.
  * It answers a success with the reply the service sends (the reservation's representation, the
  * API's security headers, a request id, `no-store`, the Location of a new one), to the request
  * the service gets (a `lines` list, a bearer token it does not read), as the by-id reference
@@ -20,6 +23,8 @@ import { toReservationResponse } from '../src/inventory/reservation-response.js'
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
+// The sale's one location: the default, made by the upgrade.
+const defaultLocationId = (await pool.query<{ id: string }>('select id from locations where is_default')).rows[0]!.id;
 
 /** Runs `work` in a transaction; `undefined` from it rolls back. */
 async function inTransaction<Result>(work: (client: pg.PoolClient) => Promise<Result | undefined>): Promise<Result | undefined> {
@@ -52,14 +57,27 @@ app.post<{ Body: { lines: { variant_id: string; quantity: number }[] } }>('/rese
     const reservation = inserted.rows[0]!;
     await client.query({ name: 'insert-line', text: 'insert into reservation_lines (reservation_id, position, variant_id, quantity) values ($1, 0, $2, $3)', values: [reservation.id, line.variant_id, line.quantity] });
     const hold = await client.query({ name: 'hold', text: 'update variants set reserved = reserved + $2 where id = $1 and stock - reserved >= $2', values: [line.variant_id, line.quantity] });
-    return hold.rowCount === 1 ? reservation : undefined;
+    if (hold.rowCount !== 1) return undefined;
+    await client.query({ name: 'hold-level', text: 'update stock_levels set reserved = reserved + $3 where variant_id = $1 and location_id = $2', values: [line.variant_id, defaultLocationId, line.quantity] });
+    await client.query({
+      name: 'allocate',
+      text: 'insert into reservation_allocations (reservation_id, position, location_id, quantity) values ($1, 0, $2, $3)',
+      values: [reservation.id, defaultLocationId, line.quantity],
+    });
+    return reservation;
   });
   withApiHeaders(reply);
   if (!made) return reply.code(409).send({ code: 'insufficient_stock' });
   return reply
     .code(201)
     .header('location', `/api/reservations/${made.id}`)
-    .send(toReservationResponse({ ...made, lines: [{ reservation_id: made.id, position: 0, variant_id: line.variant_id, quantity: line.quantity, active: true }], allocations: [] }));
+    .send(
+      toReservationResponse({
+        ...made,
+        lines: [{ reservation_id: made.id, position: 0, variant_id: line.variant_id, quantity: line.quantity, active: true }],
+        allocations: [{ reservation_id: made.id, position: 0, location_id: defaultLocationId, quantity: line.quantity }],
+      }),
+    );
 });
 
 app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request, reply) => {
@@ -76,18 +94,20 @@ app.post<{ Params: { id: string } }>('/reservations/:id/commit', async (request,
       values: [request.params.id],
     });
     const { variant_id: variantId, quantity } = lines.rows[0]!;
+    await client.query({ name: 'take', text: 'update variants set stock = stock - $2, reserved = reserved - $2 where id = $1', values: [variantId, quantity] });
     const taken = await client.query<{ stock: number }>({
-      name: 'take',
-      text: 'update variants set stock = stock - $2, reserved = reserved - $2 where id = $1 returning stock',
-      values: [variantId, quantity],
+      name: 'take-level',
+      text: 'update stock_levels set stock = stock - $3, reserved = reserved - $3 where variant_id = $1 and location_id = $2 returning stock',
+      values: [variantId, defaultLocationId, quantity],
     });
     await client.query({
       name: 'movement',
-      // (Since 0035 a movement names its location: the bare reference keeps one location, the default.)
-      text: "insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, created_at) select $1, $2, id, $3, $4, 'reservation committed', now() from locations where is_default",
-      values: [randomUUID(), variantId, -quantity, taken.rows[0]!.stock],
+      // A movement's stock_after is the stock at its location (API.md section 21).
+      text: "insert into stock_movements (id, variant_id, location_id, delta, stock_after, reason, created_at) values ($1, $2, $3, $4, $5, 'reservation committed', now())",
+      values: [randomUUID(), variantId, defaultLocationId, -quantity, taken.rows[0]!.stock],
     });
-    return { ...closed.rows[0]!, lines: lines.rows, allocations: [] };
+    const allocations = await client.query({ name: 'allocations', text: 'select * from reservation_allocations where reservation_id = $1', values: [request.params.id] });
+    return { ...closed.rows[0]!, lines: lines.rows, allocations: allocations.rows };
   });
   withApiHeaders(reply);
   if (!committed) return reply.code(409).send({ code: 'reservation_closed' });

@@ -74,7 +74,7 @@ async function flashSale(service: Awaited<ReturnType<typeof startBenchService>>,
   say(`#### Flash sale`);
   say();
   const flash = await runFlashSale(service, scratch.url, data.auth, { connections: FLASH_SHOPPERS, duration, rounds: FLASH_SALE_ROUNDS, warmUp: FLASH_SALE_WARM_UP_SECONDS });
-  say(`${FLASH_SHOPPERS} shoppers each reserving one unit of one variant and committing it (a checkout service's API client token), against the bare lock-last reference (insert the reservation, then \`update variants set reserved = reserved + n where id = $1 and stock - reserved >= n\`; the commit one update and one movement), alternated in ${FLASH_SALE_ROUNDS} rounds, each on a fresh variant, one process of each for all rounds and each first warmed by ${FLASH_SALE_WARM_UP_SECONDS} s of the sale unmeasured:`);
+  say(`${FLASH_SHOPPERS} shoppers each reserving one unit of one variant and committing it (a checkout service's API client token), against the bare lock-last reference (insert the reservation, then \`update variants set reserved = reserved + n where id = $1 and stock - reserved >= n\`, the default location's level and the allocation; the commit the variant, the level and one movement), alternated in ${FLASH_SALE_ROUNDS} rounds, each on a fresh variant, one process of each for all rounds and each first warmed by ${FLASH_SALE_WARM_UP_SECONDS} s of the sale unmeasured:`);
   say();
   say(formatTable(flash.rows));
   say();
