@@ -8,7 +8,7 @@ import { PUBLIC } from '../sessions/access-rule.js';
 import { TokenPairSchema } from '../sessions/session-schemas.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { clientOf } from '../sessions/token-pairs.js';
-import { requestEmailCode, type EmailCodeSettings } from '../users/email-code-service.js';
+import { emailCodeSettingsOf, requestEmailCode, type EmailCodeSettings } from '../users/email-code-service.js';
 import { MailAcceptedSchema } from '../users/user-schemas.js';
 import { EmailCodeLoginBody, EmailCodeRequestBody } from './auth-schemas.js';
 import { logInWithEmailCode } from './email-code-login-service.js';
@@ -16,7 +16,7 @@ import { logInWithEmailCode } from './email-code-login-service.js';
 /** Sign-in by a 6-digit code sent by email, which also signs up a new address (API.md section 19). */
 export const emailCodeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer }> = async (app, { tokenIssuer }) => {
   const { config } = app;
-  const settings = (): EmailCodeSettings => ({ mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup });
+  const settings = (): EmailCodeSettings => emailCodeSettingsOf(config, app.accountMail);
 
   app.post(
     '/email-code',

@@ -14,7 +14,9 @@ import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
-import { requestEmailCode } from '../users/email-code-service.js';
+import { emailCodeSettingsOf, requestEmailCode } from '../users/email-code-service.js';
+import type { PendingSignup } from '../users/email-code-repository.js';
+import { hashPassword } from '../sessions/passwords.js';
 import { signOut } from '../users/sign-out-service.js';
 import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
@@ -22,7 +24,7 @@ import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
-import { refusalOf, SignInAttempts, type SignedIn } from './signin-attempts.js';
+import { refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
@@ -62,7 +64,23 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
   const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
   // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
-  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale }>();
+  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale; signup?: PendingSignup }>();
+  const codeMinutes = Math.round(config.emailCodeTtlSeconds / 60);
+
+  /**
+   * Spends the address-and-email budget of POST /api/auth/email-code for a code a page mails;
+   * past it, the refusal to show (its Retry-After already on the reply).
+   */
+  async function codeBudgetRefusal(request: FastifyRequest, reply: FastifyReply, email: string): Promise<Refusal | undefined> {
+    try {
+      await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
+      return undefined;
+    } catch (error) {
+      const refused = refusalOf(error);
+      if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
+      return refused;
+    }
+  }
 
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, text, done) => done(null, readForm(text as string)));
 
@@ -265,25 +283,26 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
           '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page ' +
           '(the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
-          'else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends ' +
-          'the address-and-email login budget.',
+          'else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` ' +
+          'does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes ' +
+          'the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; ' +
+          'when the email already had an account, the code signs in to that one and the name and password given are dropped.',
         querystring: AuthorizeQuery,
         consumes: [FORM],
         body: AuthorizeForm,
         produces: ['text/html'],
         response: {
-          200: HtmlPage('The next page: the email code field, the second factor, or the consent page.'),
+          200: HtmlPage('The next page: the email code field (after `send_code` or `create`), the second factor, or the consent page.'),
           303: REDIRECT_303,
           400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
           403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed.'),
-          409: HtmlPage('The create-account page again: the email is taken.'),
           429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
         },
       },
       onResponse: async (request) => {
         const code = codesToSend.get(request);
         if (code === undefined) return;
-        await requestEmailCode((await request.access.anyone()).db, code.email, { mail: app.accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup }, code.locale).catch((error: unknown) =>
+        await requestEmailCode((await request.access.anyone()).db, code.email, emailCodeSettingsOf(config, app.accountMail), code.locale, code.signup).catch((error: unknown) =>
           request.log.error({ err: error }, 'could not queue an email code'),
         );
       },
@@ -335,28 +354,21 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           if (name === '' || name.length > 100) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.nameMissing' } });
           if (!EMAIL.test(email) || email.length > 254) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'signIn.emailInvalid' } });
           if (password.length < 8 || password.length > 128) return showCreateAccount(request, reply, authorization, 400, { ...page, error: { key: 'createAccount.passwordInvalid' } });
-          const attempt = await attempts.createAccount(anyone, request, { email, name, password, language: localeOf(request, authorization.uiLocales) });
-          if ('error' in attempt) {
-            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
-            return showCreateAccount(request, reply, authorization, attempt.status, { ...page, error: attempt.error });
-          }
-          await keepSignIn(anyone, request, reply, attempt);
-          return carryOn(db, request, reply, authorization, attempt.session, true);
+          const refusedCreate = await codeBudgetRefusal(request, reply, email);
+          if (refusedCreate) return showCreateAccount(request, reply, authorization, refusedCreate.status, { ...page, error: refusedCreate.error });
+          // No account yet: one is made when the mailed code comes back, so this page shows the same to an email with an account.
+          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales), signup: { name, passwordHash: await hashPassword(password) } });
+          return showSignIn(request, reply, authorization, 200, { stage: 'code', email, notice: { key: 'createAccount.codeSent', values: { email, minutes: codeMinutes } } });
         }
         case 'send_code': {
           if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage: 'password', email, error: { key: 'signIn.emailInvalid' } });
-          try {
-            await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
-          } catch (error) {
-            const refused = refusalOf(error);
-            if (refused.retryAfter) reply.header('retry-after', refused.retryAfter);
-            return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
-          }
+          const refused = await codeBudgetRefusal(request, reply, email);
+          if (refused) return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
           codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales) });
           return showSignIn(request, reply, authorization, 200, {
             stage: 'code',
             email,
-            notice: { key: 'signIn.codeSent', values: { email, minutes: Math.round(config.emailCodeTtlSeconds / 60) } },
+            notice: { key: 'signIn.codeSent', values: { email, minutes: codeMinutes } },
           });
         }
         case 'allow': {

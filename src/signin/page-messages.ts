@@ -42,7 +42,8 @@ const english = {
   'createAccount.passwordRules': 'At least 8 characters, at most 128.',
   'createAccount.nameMissing': 'Enter your name (at most 100 characters).',
   'createAccount.passwordInvalid': 'Choose a password of 8 to 128 characters.',
-  'createAccount.emailTaken': 'An account already uses this email. Sign in with it instead.',
+  'createAccount.codeSent':
+    'We sent a code to {email}. Enter it to finish: it is good for {minutes, plural, one {# minute} other {# minutes}}. If this email already has an account, the code signs you in to it.',
   'createAccount.closed': 'New accounts cannot be created here. Sign in with an account you have.',
   'forgotPassword.title': 'Reset your password',
   'forgotPassword.sent': 'If {email} has an account, a link to reset its password is on its way.',
@@ -125,7 +126,8 @@ const german: Record<MessageKey, string> = {
   'createAccount.passwordRules': 'Mindestens 8 Zeichen, höchstens 128.',
   'createAccount.nameMissing': 'Geben Sie Ihren Namen ein (höchstens 100 Zeichen).',
   'createAccount.passwordInvalid': 'Wählen Sie ein Passwort mit 8 bis 128 Zeichen.',
-  'createAccount.emailTaken': 'Ein Konto verwendet diese E-Mail-Adresse bereits. Melden Sie sich stattdessen damit an.',
+  'createAccount.codeSent':
+    'Wir haben einen Code an {email} gesendet. Geben Sie ihn ein, um fortzufahren: Er gilt {minutes, plural, one {# Minute} other {# Minuten}}. Hat diese E-Mail-Adresse schon ein Konto, meldet der Code Sie dort an.',
   'createAccount.closed': 'Hier können keine neuen Konten erstellt werden. Melden Sie sich mit einem vorhandenen Konto an.',
   'forgotPassword.title': 'Passwort zurücksetzen',
   'forgotPassword.sent': 'Wenn {email} ein Konto hat, ist ein Link zum Zurücksetzen des Passworts unterwegs.',

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyRequest } from 'fastify';
@@ -18,12 +17,9 @@ import { signInChallenge, signInWithPasskey } from '../mfa/passkey-sign-in-servi
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
-import { hashPassword } from '../sessions/passwords.js';
-import type { AdmittedAnyone } from '../sessions/admission.js';
-import { clientOf, openSession, PASSWORD_ONLY } from '../sessions/token-pairs.js';
+import { clientOf } from '../sessions/token-pairs.js';
 import type { MailSettings } from '../users/account-emails.js';
-import type { MailLocale } from '../mail/mail-messages.js';
-import { createUser } from '../users/user-service.js';
+import { emailCodeSettingsOf } from '../users/email-code-service.js';
 import type { PageMessage } from './signin-pages.js';
 import { newBrowserSecret } from './signin-service.js';
 
@@ -50,8 +46,6 @@ export function refusalOf(error: unknown): Refusal {
       return { status: 400, error: { key: 'secondFactor.failed' } };
     case 'invalid_mfa_token':
       return { status: 400, error: { key: 'secondFactor.expired' } };
-    case 'email_taken':
-      return { status: 409, error: { key: 'createAccount.emailTaken' } };
     case 'account_suspended':
       return { status: 403, error: { key: 'signIn.suspended' } };
     case 'rate_limited': {
@@ -94,7 +88,7 @@ export class SignInAttempts {
             tokenIssuer,
             { email, code: (form.code ?? '').replace(/\s/g, '') },
             clientOf(request),
-            { mail: accountMail, signupOpen: config.allowRegistration && config.emailCodeSignup, accountFailureLimit: config.loginAccountFailureLimit },
+            { ...emailCodeSettingsOf(config, accountMail), accountFailureLimit: config.loginAccountFailureLimit },
             contextOf(request),
             started.options,
           )
@@ -161,30 +155,6 @@ export class SignInAttempts {
         contextOf(request, login.userId),
         started.options,
       );
-      return { session, secret: started.secret };
-    } catch (error) {
-      return refusalOf(error);
-    }
-  }
-
-  /**
-   * A new account from the create-account page, as POST /api/auth/register makes one (role
-   * `user`, its email to verify, the verification mail queued), signed in at once: its sign-in
-   * session starts in the same transaction. Spends the address-and-email login budget, so the
-   * page cannot be used to try addresses faster than the sign-in page.
-   */
-  async createAccount(anyone: AdmittedAnyone, request: FastifyRequest, fields: { email: string; name: string; password: string; language: MailLocale }): Promise<SignedIn | Refusal> {
-    const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
-    const started = this.newSigninSession();
-    try {
-      await rateLimiter.spend(loginBudgetKey(request.ip, fields.email), config.loginRateLimit);
-      const passwordHash = await hashPassword(fields.password);
-      const id = randomUUID();
-      const session = await anyone.transaction(async (trx) => {
-        // The new user is the actor of its own registration, as at POST /api/auth/register.
-        const user = await createUser(trx, { id, email: fields.email, name: fields.name, passwordHash, role: 'user', language: fields.language }, contextOf(request, id), accountMail);
-        return (await openSession(trx, tokenIssuer, user.id, clientOf(request), PASSWORD_ONLY, undefined, started.options)).session;
-      });
       return { session, secret: started.secret };
     } catch (error) {
       return refusalOf(error);

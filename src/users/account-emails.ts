@@ -7,7 +7,7 @@ import type { MailLocale } from '../mail/mail-messages.js';
 import { emailChangedMail, emailCodeMail, passwordResetMail, verificationMail } from '../mail/mail-templates.js';
 import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
 import { createAccountToken, findResendableAccountToken, spendAccountTokens } from './account-token-repository.js';
-import { insertEmailCode } from './email-code-repository.js';
+import { insertEmailCode, type PendingSignup } from './email-code-repository.js';
 
 export type MailSettings = Pick<Config, 'passwordResetUrl' | 'emailVerificationUrl' | 'passwordResetTtlSeconds' | 'emailVerificationTtlSeconds' | 'emailCodeTtlSeconds'> & {
   /** Seals the live verification link, so that a resend sends the same link. */
@@ -45,8 +45,17 @@ export async function queuePasswordResetMail(trx: Transaction<Database>, setting
   await queueMail(trx, passwordResetMail(user.email, linkFor(settings.passwordResetUrl, token.value), token.expiresAt, language));
 }
 
-/** A new 6-digit sign-in code to `email`, for the account that has it (null: none yet), in the caller's transaction. */
-export async function queueEmailCodeMail(trx: Transaction<Database>, settings: MailSettings, code: { email: string; userId: string | null }, language?: MailLocale): Promise<void> {
+/**
+ * A new 6-digit sign-in code to `email`, for the account that has it (null: none yet, and then
+ * perhaps the create-account page's name and password for the account it makes), in the
+ * caller's transaction.
+ */
+export async function queueEmailCodeMail(
+  trx: Transaction<Database>,
+  settings: MailSettings,
+  code: { email: string; userId: string | null; signup?: PendingSignup },
+  language?: MailLocale,
+): Promise<void> {
   const value = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const { expiresAt } = await insertEmailCode(trx, { ...code, value, ttlSeconds: settings.emailCodeTtlSeconds });
   await queueMail(trx, emailCodeMail(code.email, value, expiresAt, language));

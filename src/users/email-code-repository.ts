@@ -33,13 +33,31 @@ export async function spendCodesOfAddress(db: Kysely<Database>, email: string): 
   await db.updateTable('email_codes').set({ used_at: new Date() }).where(sql<string>`lower(email)`, '=', email.toLowerCase()).where('used_at', 'is', null).execute();
 }
 
-export async function insertEmailCode(db: Kysely<Database>, code: { email: string; userId: string | null; value: string; ttlSeconds: number }): Promise<{ expiresAt: Date }> {
+/** What the create-account page was given, kept on the code until it comes back (API.md section 18). */
+export interface PendingSignup {
+  name: string;
+  passwordHash: string;
+}
+
+export async function insertEmailCode(
+  db: Kysely<Database>,
+  code: { email: string; userId: string | null; value: string; ttlSeconds: number; signup?: PendingSignup },
+): Promise<{ expiresAt: Date }> {
   const id = randomUUID();
   const now = new Date();
   const expiresAt = new Date(now.getTime() + code.ttlSeconds * 1000);
   await db
     .insertInto('email_codes')
-    .values({ id, email: code.email, user_id: code.userId, code_hash: hashEmailCode(id, code.value), created_at: now, expires_at: expiresAt })
+    .values({
+      id,
+      email: code.email,
+      user_id: code.userId,
+      code_hash: hashEmailCode(id, code.value),
+      created_at: now,
+      expires_at: expiresAt,
+      signup_name: code.signup?.name ?? null,
+      signup_password_hash: code.signup?.passwordHash ?? null,
+    })
     .execute();
   return { expiresAt };
 }

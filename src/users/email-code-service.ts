@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { Config } from '../config.js';
 import type { Database, UserRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
@@ -10,6 +11,7 @@ import {
   countEmailCodeFailure,
   countRecentEmailCodes,
   findLiveEmailCode,
+  type PendingSignup,
   lockAddressForCodes,
   lockEmailCode,
   spendCodesOfAddress,
@@ -21,27 +23,42 @@ import { createUser } from './user-service.js';
 
 /** Codes an address gets in an hour, whatever the client addresses asking (as reset mails, API.md section 19). */
 const CODES_AN_HOUR = 3;
-/** Whether an address no account has may get a code that creates one: ALLOW_REGISTRATION and EMAIL_CODE_SIGNUP. */
+/**
+ * Whether an address no account has may get a code that creates one: `signupOpen` for any code
+ * (ALLOW_REGISTRATION and EMAIL_CODE_SIGNUP), `registrationOpen` for a code the create-account
+ * page asked for (ALLOW_REGISTRATION alone: that page is registration, its code the email's proof).
+ */
 export interface EmailCodeSettings {
   mail: MailSettings;
   signupOpen: boolean;
+  registrationOpen: boolean;
 }
+
+/** The settings of email codes under the service's configuration, the same for the API and the hosted pages. */
+export const emailCodeSettingsOf = (config: Pick<Config, 'allowRegistration' | 'emailCodeSignup'>, mail: MailSettings): EmailCodeSettings => ({
+  mail,
+  signupOpen: config.allowRegistration && config.emailCodeSignup,
+  registrationOpen: config.allowRegistration,
+});
 
 /**
  * Sends a code to `email` when an account has it (suspended or not: its right code is then
  * answered 403), or when none has it and sign-up by code is open; at most 3 an hour per address,
  * beyond which nothing is sent and nothing replaced. A new code replaces the address's live one.
  * The route answers before this runs, so neither the reply nor its timing tells whether the
- * address has an account. The hosted pages ask for the mail in their language.
+ * address has an account. The hosted pages ask for the mail in their language; their
+ * create-account page sends `signup`, the name and password of the account the code makes when
+ * no account has the address (when one has it, the code signs in to that one, and they are
+ * dropped: the page says so to everyone alike).
  */
-export async function requestEmailCode(db: Kysely<Database>, email: string, settings: EmailCodeSettings, language: MailLocale = 'en'): Promise<void> {
+export async function requestEmailCode(db: Kysely<Database>, email: string, settings: EmailCodeSettings, language: MailLocale = 'en', signup?: PendingSignup): Promise<void> {
   await inTransaction(db, async (trx) => {
     await lockAddressForCodes(trx, email);
     const user = await findUserByEmail(trx, email);
-    if (!user && !settings.signupOpen) return;
+    if (!user && !(signup ? settings.registrationOpen : settings.signupOpen)) return;
     if ((await countRecentEmailCodes(trx, email, 3600)) >= CODES_AN_HOUR) return;
     await spendCodesOfAddress(trx, email);
-    await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null }, language);
+    await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null, signup: user ? undefined : signup }, language);
   });
 }
 
@@ -71,13 +88,15 @@ export async function redeemEmailCode(trx: Transaction<Database>, email: string,
   if (locked.user_id !== null && locked.user_id !== user?.id) return { wrong: true };
   await spendEmailCode(trx, locked.id);
   if (user) return { user: await verifyAddress(trx, user, context), created: false };
-  if (!settings.signupOpen) return { wrong: true };
-  const name = (locked.email.split('@')[0] ?? '').slice(0, 100).trim() || 'Customer';
+  const pageSignup = locked.signup_password_hash !== null;
+  if (!(pageSignup ? settings.registrationOpen : settings.signupOpen)) return { wrong: true };
+  const name = locked.signup_name ?? ((locked.email.split('@')[0] ?? '').slice(0, 100).trim() || 'Customer');
   // The new user is the actor of its own registration, as at POST /api/auth/register.
   const id = randomUUID();
   const created = await createUser(
     trx,
-    { id, email: locked.email, passwordHash: null, name, role: 'user', emailVerified: true, method: 'email_code' },
+    // The create-account page's account registers as POST /api/auth/register's does (no `method`), its email proved by the code.
+    { id, email: locked.email, passwordHash: locked.signup_password_hash, name, role: 'user', emailVerified: true, ...(pageSignup ? {} : { method: 'email_code' as const }) },
     { ...context, actorId: id, actorType: 'user' },
     settings.mail,
   );

@@ -460,14 +460,15 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email: user.email, code })).get('code'));
   });
 
-  it('mails the verification of an account made on a German page in German, and names every scope in plain words', async () => {
+  it('mails the code of an account made on a German page in German, and names every scope in plain words', async () => {
     const browser = new PageBrowser(testApp.app);
     const page = await browser.get(authorizeUrl({ prompt: 'create', ui_locales: 'de' }));
     const email = uniqueEmail('erstellt');
     const mailsBefore = catcher.mails.length;
-    redirectOf(await browser.submit(page, 'create', { name: 'Lise Meitner', email, password: 'correct-horse-battery' }));
-    // The catcher undoes quoted-printable byte by byte, so the ä of "bestätigen" is left as two characters.
-    assert.ok(await mailedCode(email, mailsBefore, /(Bitte best\S+tigen Sie, dass diese E-Mail-Adresse)/));
+    const asked = await browser.submit(page, 'create', { name: 'Lise Meitner', email, password: 'correct-horse-battery' });
+    assert.match(asked.body, /Wir haben einen Code an erstellt[^ ]* gesendet\./);
+    const code = await mailedCode(email, mailsBefore, /Ihr Code f\S+ die Anmeldung lautet (\d{6})\./);
+    assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email, code })).get('code'));
 
     const created = await testApp.app.inject({
       method: 'POST',
@@ -483,7 +484,7 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.doesNotMatch(asking.reply.body, /variants:read/, 'no scope by its technical name');
   });
 
-  it('creates an account on the page prompt=create opens, signed in at once, and refuses a taken email', async () => {
+  it('creates an account on the page prompt=create opens once its mailed code comes back, and answers a taken email exactly alike', async () => {
     const browser = new PageBrowser(testApp.app);
     const page = await browser.get(authorizeUrl({ prompt: 'create' }));
     assert.equal(page.statusCode, 200);
@@ -495,26 +496,51 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     const short = await browser.submit(page, 'create', { name: 'Ada', email, password: 'short' });
     assert.equal(short.statusCode, 400);
     assert.match(short.body, /role="alert">Choose a password of 8 to 128 characters\./);
-    const reply = await browser.submit(short, 'create', { name: 'Ada Lovelace', email, password: 'correct-horse-battery' });
-    const query = redirectOf(reply);
+    const mailsBefore = catcher.mails.length;
+    const asked = await browser.submit(short, 'create', { name: 'Ada Lovelace', email, password: 'correct-horse-battery' });
+    assert.equal(asked.statusCode, 200);
+    assert.match(asked.body, /We sent a code to created[^ ]*\. Enter it to finish/);
+    assert.match(asked.body, /autocomplete="one-time-code"/);
+    assert.equal(await testApp.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst(), undefined, 'no account before the code comes back');
+
+    const code = await mailedCode(email, mailsBefore, CODE_IN_MAIL);
+    const query = redirectOf(await browser.submit(asked, 'email_code', { email, code }));
     const user = await testApp.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
     assert.equal(user.name, 'Ada Lovelace');
     assert.equal(user.role, 'user');
-    assert.equal(user.email_verified, false);
+    assert.equal(user.email_verified, true, 'the code proved the email');
     const stored = await testApp.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', hashAuthorizationCode(query.get('code')!)).executeTakeFirstOrThrow();
     assert.equal(stored.user_id, user.id);
-    assert.deepEqual(stored.amr, ['pwd']);
-    const registered = await testApp.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', '=', 'user.registered').execute();
+    assert.deepEqual(stored.amr, ['email']);
+    const registered = await testApp.db.selectFrom('events').select('data').where('subject_id', '=', user.id).where('type', '=', 'user.registered').execute();
     assert.equal(registered.length, 1);
+    assert.equal((registered[0]!.data as { method?: string }).method, undefined, 'registered as POST /api/auth/register registers');
+    const login = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'correct-horse-battery' } });
+    assert.equal(login.statusCode, 200, 'the password given on the page is the account’s');
 
     const again = await new PageBrowser(testApp.app).get(authorizeUrl({ prompt: 'create' }));
-    const taken = await new PageBrowser(testApp.app).post(authorizeUrl({ prompt: 'create' }), { csrf_token: csrfTokenOf(again.body), action: 'create', name: 'Other', email, password: 'correct-horse-battery' });
-    assert.equal(taken.statusCode, 403, 'a post without the cookie of its token is refused first');
+    const forged = await new PageBrowser(testApp.app).post(authorizeUrl({ prompt: 'create' }), { csrf_token: csrfTokenOf(again.body), action: 'create', name: 'Other', email, password: 'correct-horse-battery' });
+    assert.equal(forged.statusCode, 403, 'a post without the cookie of its token is refused first');
+
+    // The taken email gets the very page a new one gets (but for the address), and its code signs in to the account it has.
     const browser2 = new PageBrowser(testApp.app);
     const page2 = await browser2.get(authorizeUrl({ prompt: 'create' }));
-    const duplicate = await browser2.submit(page2, 'create', { name: 'Other', email, password: 'correct-horse-battery' });
-    assert.equal(duplicate.statusCode, 409);
-    assert.match(duplicate.body, /An account already uses this email/);
+    const mailsBefore2 = catcher.mails.length;
+    const duplicate = await browser2.submit(page2, 'create', { name: 'Mallory', email, password: 'another-password-1' });
+    const fresh = uniqueEmail('fresh');
+    const browser3 = new PageBrowser(testApp.app);
+    const unknown = await browser3.submit(await browser3.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Mallory', email: fresh, password: 'another-password-1' });
+    assert.equal(duplicate.statusCode, unknown.statusCode);
+    const comparable = (body: string, address: string) => body.replaceAll(address, 'EMAIL').replace(/name="csrf_token" value="[^"]+"/, '');
+    assert.equal(comparable(duplicate.body, email), comparable(unknown.body, fresh));
+    const codeOfTaken = await mailedCode(email, mailsBefore2, CODE_IN_MAIL);
+    const signedIn = redirectOf(await browser2.submit(duplicate, 'email_code', { email, code: codeOfTaken }));
+    const taken = await testApp.db.selectFrom('authorization_codes').select('user_id').where('code_hash', '=', hashAuthorizationCode(signedIn.get('code')!)).executeTakeFirstOrThrow();
+    assert.equal(taken.user_id, user.id);
+    const kept = await testApp.db.selectFrom('users').select(['name']).where('id', '=', user.id).executeTakeFirstOrThrow();
+    assert.equal(kept.name, 'Ada Lovelace', 'the name given on the second page is dropped');
+    const otherPassword = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'another-password-1' } });
+    assert.equal(otherPassword.statusCode, 401, 'and so is its password');
   });
 
   it('answers no HEAD, which would issue a code to a link checker', async () => {
