@@ -42,11 +42,18 @@ export const mfaRequired = (secondStep: SecondStep) =>
  * second step.
  */
 export async function secondStepOf(trx: Transaction<Database>, user: { id: string; session_version: number }, firstFactor: FirstFactor = 'pwd'): Promise<SecondStep | undefined> {
-  const factors = (await factorsOfUser(trx, user.id)).filter((factor) => firstFactor !== 'hwk' || factor.type !== 'webauthn');
-  if (factors.length === 0) return undefined;
+  const methods = await secondFactorMethods(trx, user.id, firstFactor);
+  if (methods === undefined) return undefined;
   const token = randomBytes(32).toString('base64url');
   await insertLoginToken(trx, { tokenHash: hashLoginToken(token), userId: user.id, sessionVersion: user.session_version, firstFactor, ttlSeconds: LOGIN_TOKEN_TTL_SECONDS });
-  return { mfa_token: token, methods: methodsOf(factors.map((factor) => factor.type), await countRecoveryCodesLeft(trx, user.id)) };
+  return { mfa_token: token, methods };
+}
+
+/** The methods that may follow `firstFactor` for the user; undefined when it has no confirmed factor that could. */
+async function secondFactorMethods(db: Kysely<Database>, userId: string, firstFactor: FirstFactor): Promise<SecondStep['methods'] | undefined> {
+  const factors = (await factorsOfUser(db, userId)).filter((factor) => firstFactor !== 'hwk' || factor.type !== 'webauthn');
+  if (factors.length === 0) return undefined;
+  return methodsOf(factors.map((factor) => factor.type), await countRecoveryCodesLeft(db, userId));
 }
 
 /**
@@ -66,6 +73,12 @@ export async function loginTokenUser(db: Kysely<Database>, mfaToken: string): Pr
   if (!token || token.used_at || token.expires_at.getTime() <= Date.now() || token.failures >= WRONG_CODES_PER_TOKEN) return undefined;
   const user = await findUserById(db, token.user_id);
   return user ? { tokenId: token.id, userId: user.id, email: user.email } : undefined;
+}
+
+/** The methods a login's second step offers, as its first step listed them: for a hosted page that asks again after a wrong code. */
+export async function methodsOfLoginToken(db: Kysely<Database>, mfaToken: string): Promise<SecondStep['methods']> {
+  const token = await findLoginToken(db, hashLoginToken(mfaToken));
+  return token ? ((await secondFactorMethods(db, token.user_id, token.first_factor)) ?? []) : [];
 }
 
 type SecondStepOutcome = { pair: TokenPair; session: SessionRow } | { refusal: 'token' | 'code' | 'suspended' } | { lockedForSeconds: number };

@@ -12,6 +12,7 @@ import { PUBLIC } from '../sessions/access-rule.js';
 import type { AdmittedAnyone } from '../sessions/admission.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
+import { methodsOfLoginToken } from '../mfa/mfa-login-service.js';
 import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { emailCodeSettingsOf, requestEmailCode } from '../users/email-code-service.js';
@@ -335,12 +336,15 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         case 'totp':
         case 'recovery_code': {
           const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };
-          const attempt = await attempts.secondStep(db, request, cookies.read(request, SECOND_STEP_COOKIE), proof);
+          const mfaToken = cookies.read(request, SECOND_STEP_COOKIE);
+          const attempt = await attempts.secondStep(db, request, mfaToken, proof);
           if ('error' in attempt) {
             if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
             if (attempt.error.key === 'secondFactor.expired') return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: attempt.error });
-            return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods: PAGE_METHODS, error: attempt.error }), requestPolicy(authorization));
+            // Asked again with the methods the first step offered: a user without recovery codes is not offered them now.
+            const methods = (await methodsOfLoginToken(db, mfaToken ?? '')).filter((method) => PAGE_METHODS.includes(method));
+            return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods, error: attempt.error }), requestPolicy(authorization));
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
           await keepSignIn(anyone, request, reply, attempt);

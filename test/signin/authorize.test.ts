@@ -380,6 +380,21 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.match(refused.body, /This account is suspended/);
   });
 
+  it('asks again after a wrong code with the methods the first step offered: no recovery code field once none is left', async () => {
+    const user = await createUser(testApp.app, { admin });
+    const { device } = await enrolTotp(testApp.app, user);
+    // Every recovery code spent: the API's second step then lists only totp, and so must the page, before and after a wrong code.
+    await testApp.db.deleteFrom('mfa_recovery_codes').where('user_id', '=', user.id).execute();
+    const { browser, reply: second } = await signInByPassword(authorizeUrl(), user);
+    assert.equal(second.statusCode, 200, second.body);
+    assert.doesNotMatch(second.body, /name="recovery_code"/);
+    const right = device.next();
+    const wrong = await browser.submit(second, 'totp', { code: right === '000000' ? '111111' : '000000' });
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.body, /<button type="submit" name="action" value="totp"/);
+    assert.doesNotMatch(wrong.body, /name="recovery_code"/);
+  });
+
   it('asks a user with a second factor for it: a wrong TOTP code shows the page again, the right one signs in with amr pwd otp mfa', async () => {
     const user = await createUser(testApp.app, { admin });
     const { device, factor } = await enrolTotp(testApp.app, user);
