@@ -45,6 +45,20 @@ const PAGE_METHODS = ['totp', 'recovery_code'];
  */
 const readsItsOwnInput = () => () => true;
 
+/**
+ * The request's query with its `prompt` set to `prompt` (undefined: `create` taken out, the
+ * other values kept): the links between the sign-in and create-account pages of one request.
+ */
+function withPrompt(query: string, prompt: 'create' | undefined): string {
+  const parameters = new URLSearchParams(query);
+  const kept = (parameters.get('prompt') ?? '').split(' ').filter((value) => value !== '' && value !== 'create');
+  if (prompt) parameters.set('prompt', prompt);
+  else if (kept.length > 0) parameters.set('prompt', kept.join(' '));
+  else parameters.delete('prompt');
+  const text = parameters.toString();
+  return text ? `?${text}` : '';
+}
+
 /** The form's fields, the first value of each (a browser sends each once). */
 function readForm(text: string): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -128,7 +142,15 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
 
   const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => {
     const query = queryOf(request.url);
-    return { locale: localeOf(request, authorization.uiLocales), brand, formAction: `/oauth/authorize${query}`, query, csrfToken: csrf.tokenFor(request, reply) };
+    return {
+      locale: localeOf(request, authorization.uiLocales),
+      brand,
+      formAction: `/oauth/authorize${query}`,
+      query,
+      csrfToken: csrf.tokenFor(request, reply),
+      createAccountUrl: config.allowRegistration ? `/oauth/authorize${withPrompt(query, 'create')}` : undefined,
+      signInUrl: `/oauth/authorize${withPrompt(query, undefined)}`,
+    };
   };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
   const requestPolicy = (authorization: AuthorizationRequest) =>

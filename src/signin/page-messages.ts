@@ -45,6 +45,7 @@ const english = {
   'createAccount.codeSent':
     'We sent a code to {email}. Enter it to finish: it is good for {minutes, plural, one {# minute} other {# minutes}}. If this email already has an account, the code signs you in to it.',
   'createAccount.closed': 'New accounts cannot be created here. Sign in with an account you have.',
+  'createAccount.signInInstead': 'Already have an account? Sign in',
   'forgotPassword.title': 'Reset your password',
   'forgotPassword.sent': 'If {email} has an account, a link to reset its password is on its way.',
   'forgotPassword.intro': 'Enter the email of your account. We will send it a link to choose a new password.',
@@ -129,6 +130,7 @@ const german: Record<MessageKey, string> = {
   'createAccount.codeSent':
     'Wir haben einen Code an {email} gesendet. Geben Sie ihn ein, um fortzufahren: Er gilt {minutes, plural, one {# Minute} other {# Minuten}}. Hat diese E-Mail-Adresse schon ein Konto, meldet der Code Sie dort an.',
   'createAccount.closed': 'Hier können keine neuen Konten erstellt werden. Melden Sie sich mit einem vorhandenen Konto an.',
+  'createAccount.signInInstead': 'Sie haben schon ein Konto? Anmelden',
   'forgotPassword.title': 'Passwort zurücksetzen',
   'forgotPassword.sent': 'Wenn {email} ein Konto hat, ist ein Link zum Zurücksetzen des Passworts unterwegs.',
   'forgotPassword.intro': 'Geben Sie die E-Mail-Adresse Ihres Kontos ein. Wir senden einen Link, mit dem Sie ein neues Passwort wählen können.',

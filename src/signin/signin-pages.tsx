@@ -15,6 +15,10 @@ export interface PageContext {
   /** The request's query as it came (`?…`, or empty): the pages' links to each other keep it, so the person can come back. */
   query: string;
   csrfToken: string;
+  /** The create-account page of this request (its `prompt` set to `create`), while ALLOW_REGISTRATION is on. */
+  createAccountUrl?: string;
+  /** The sign-in page of this request (`create` taken out of its `prompt`), for the create-account page. */
+  signInUrl?: string;
 }
 
 /** A sentence of the catalogue, with its values: what a page tells the person. */
@@ -88,6 +92,11 @@ export function signInPage(context: PageContext, page: SignInPage): string {
               <p>
                 <a href={`/oauth/forgot-password${context.query}`}>{message(locale, 'signIn.forgotPassword')}</a>
               </p>
+              {context.createAccountUrl && (
+                <p>
+                  <a href={context.createAccountUrl}>{message(locale, 'signIn.createAccount')}</a>
+                </p>
+              )}
             </>
           ) : (
             <>
@@ -261,6 +270,11 @@ export function createAccountPage(context: PageContext, page: { email: string; n
         <button type="submit" name="action" value="create" class="primary">
           {message(locale, 'createAccount.submit')}
         </button>
+        {context.signInUrl && (
+          <p>
+            <a href={context.signInUrl}>{message(locale, 'createAccount.signInInstead')}</a>
+          </p>
+        )}
       </form>
     ),
   });

@@ -16,6 +16,12 @@ export const noChromium = !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}`;
 // `npm run screenshots` refreshes the README's pictures; ordinary runs keep theirs out of the tree.
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : path.join(tmpdir(), 'shop-console-screenshots');
 
+/** Where a test's picture named `name` goes: the README's folder under `npm run screenshots`, else a temporary one. */
+export async function screenshotPath(name: string): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  return `${SCREENSHOTS}/${name}.png`;
+}
+
 /**
  * The built console served by a real app (with a real SMTP server for its emails, and the
  * links in them pointing at it) in Debian's Chromium: one browser page for a describe block.

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/console-browser.js';
+import { accessibilityViolationsOf, CHROMIUM, noChromium, screenshotPath } from '../helpers/console-browser.js';
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
@@ -61,11 +61,12 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
   const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
     `${baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback, scope: 'openid email', state: 'browser-state', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra })}`;
 
-  /** axe's WCAG A and AA violations at both widths the pages are made for. */
-  async function violationsAtBothWidths(): Promise<string[]> {
+  /** axe's WCAG A and AA violations at both widths the pages are made for; `picture` names the screenshots taken at each. */
+  async function violationsAtBothWidths(picture?: string): Promise<string[]> {
     const found: string[] = [];
     for (const width of [390, 1280]) {
       await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+      if (picture) await page.screenshot({ path: await screenshotPath(`${picture}-${width}`), fullPage: true });
       found.push(...(await accessibilityViolationsOf(page)).map((violation) => `${width}px ${violation}`));
       const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.equal(sideways, 0, `nothing hidden sideways at ${width} px`);
@@ -76,7 +77,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
   it('signs in through the page (a wrong password first) and lands at the app with a code, with no axe violation', async () => {
     await page.goto(authorizeUrl(apps.firstParty));
     assert.equal(await page.locator('h1').count(), 1);
-    assert.deepEqual(await violationsAtBothWidths(), []);
+    assert.deepEqual(await violationsAtBothWidths('signin'), []);
 
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill('not-the-password');
@@ -115,7 +116,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     await page.getByLabel('Password').fill(guarded.password);
     await page.getByLabel('Password').press('Enter');
     await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
-    assert.deepEqual(await violationsAtBothWidths(), [], 'the second-factor page');
+    assert.deepEqual(await violationsAtBothWidths('signin-second-factor'), [], 'the second-factor page');
     await page.getByLabel('Code', { exact: true }).fill(device.next());
     await page.getByRole('button', { name: 'Confirm', exact: true }).click();
     await page.waitForURL((url) => url.href.startsWith(callback));
@@ -126,19 +127,26 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     await page.goto(authorizeUrl(apps.thirdParty, { ui_locales: 'de' }));
     assert.equal(await page.locator('html').getAttribute('lang'), 'de');
     assert.equal(await page.locator('h1').textContent(), 'Partner Rewards möchte Ihr Shop-Konto verwenden');
-    assert.deepEqual(await violationsAtBothWidths(), []);
+    assert.deepEqual(await violationsAtBothWidths('signin-consent-de'), []);
     await page.getByRole('button', { name: 'Zulassen' }).click();
     await page.waitForURL((url) => url.href.startsWith(callback));
     assert.ok(new URL(page.url()).searchParams.get('code'));
     assert.deepEqual(policyReports, [], 'the policy refused nothing the pages use');
   });
 
-  it('shows the create-account page of prompt=create without an axe violation', async () => {
+  it('shows the create-account page of prompt=create, then its code page, without an axe violation', async () => {
     // A live sign-in session answers at once; prompt=create opens the page for a browser that needs to sign in.
     await page.context().clearCookies();
     await page.goto(authorizeUrl(apps.firstParty, { prompt: 'create' }));
     assert.equal(await page.getByLabel('New password').getAttribute('autocomplete'), 'new-password');
-    assert.deepEqual(await violationsAtBothWidths(), []);
+    assert.deepEqual(await violationsAtBothWidths('signin-create-account'), []);
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await page.getByLabel('Email').fill(`grace-${Date.now()}@example.com`);
+    await page.getByLabel('New password').fill('correct-horse-battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('status').waitFor();
+    assert.match((await page.getByRole('status').textContent()) ?? '', /Enter it to finish/);
+    assert.deepEqual(await violationsAtBothWidths(), [], 'the code page after create');
   });
 
   it('opens the forgotten-password page from the sign-in page, posts it, and leads back, without an axe violation', async () => {

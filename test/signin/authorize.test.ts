@@ -507,6 +507,17 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.match(page.body, /<h1>Create your Acme Shop account<\/h1>/);
     assert.match(page.body, /name="name" type="text" autocomplete="name"/);
     assert.match(page.body, /name="password" type="password" autocomplete="new-password"/);
+    // The pages of one request link to each other, keeping the request (and the other prompt values).
+    const signInLink = /<a href="(\/oauth\/authorize\?[^"]+)">Already have an account\? Sign in<\/a>/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+    assert.ok(signInLink, 'the create-account page links to the sign-in page');
+    const signInQuery = new URL(signInLink, 'http://pages.test').searchParams;
+    assert.equal(signInQuery.get('prompt'), null);
+    assert.equal(signInQuery.get('state'), new URL(authorizeUrl(), 'http://pages.test').searchParams.get('state'));
+    const signInPage = await browser.get(signInLink);
+    assert.equal(signInPage.statusCode, 200);
+    assert.match(signInPage.body, /<h1>Sign in to Acme Shop<\/h1>/);
+    const createLink = /<a href="(\/oauth\/authorize\?[^"]+)">Create an account<\/a>/.exec(signInPage.body)?.[1]?.replaceAll('&amp;', '&');
+    assert.equal(new URL(createLink!, 'http://pages.test').searchParams.get('prompt'), 'create');
     const email = uniqueEmail('created');
     const short = await browser.submit(page, 'create', { name: 'Ada', email, password: 'short' });
     assert.equal(short.statusCode, 400);
