@@ -100,6 +100,41 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     assert.equal(session.sameSite, 'Lax');
   });
 
+  it('signs in and allows a third-party app by keyboard alone, in a focus order that follows the page', async () => {
+    await page.context().clearCookies();
+    await page.goto(authorizeUrl(apps.thirdParty));
+    /** What Tab reaches next: the focused element's role-ish tag and its name. */
+    const tab = async () => {
+      await page.keyboard.press('Tab');
+      return page.evaluate(() => {
+        const element = document.activeElement as HTMLElement | null;
+        const label = element?.id ? document.querySelector(`label[for="${element.id}"]`)?.textContent : undefined;
+        return `${element?.tagName.toLowerCase()}:${(label ?? element?.textContent ?? '').trim()}`;
+      });
+    };
+    const order: string[] = [];
+    for (let step = 0; step < 7; step++) order.push(await tab());
+    // The skip link first, then the form top to bottom (the passkey button is hidden until its script shows it).
+    assert.deepEqual(order.slice(0, 4), ['a:Skip to the form', 'input:Email', 'input:Password', 'button:Sign in']);
+    assert.ok(order.includes('a:Forgotten your password?'), order.join(', '));
+    const focusVisible = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle !== 'none');
+    assert.ok(focusVisible, 'the focused element shows its focus');
+
+    await page.goto(authorizeUrl(apps.thirdParty));
+    await tab();
+    await tab();
+    await page.keyboard.type(user.email);
+    await tab();
+    await page.keyboard.type(user.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Partner Rewards wants to use your Shop account' }).waitFor();
+    assert.equal(await tab(), 'a:Skip to the form');
+    assert.equal(await tab(), 'button:Allow');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    assert.ok(new URL(page.url()).searchParams.get('code'));
+  });
+
   it('asks for the emailed code, and for a second factor, on pages without an axe violation', async () => {
     await page.context().clearCookies();
     await page.goto(authorizeUrl(apps.firstParty));
