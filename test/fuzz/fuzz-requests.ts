@@ -10,7 +10,16 @@ export interface FuzzTargets {
   variantIds: string[];
   skus: string[];
   tokens: string[];
+  /** A public app with a registered redirect URI, so generated authorization requests reach the pages too. */
+  app: { id: string; redirectUri: string };
+  locationIds: string[];
 }
+
+/** The hosted pages (API.md section 18): their errors are HTML pages, not problem+json. */
+const PAGE_PATHS = new Set(['/oauth/authorize', '/oauth/forgot-password', '/oauth/logout']);
+/** The authorization server's endpoints, whose errors are RFC 6749's `{error, error_description}` (or a bare 401 with WWW-Authenticate). */
+const OAUTH_JSON_PATHS = new Set(['/api/oauth/token', '/oauth/revoke', '/oauth/introspect', '/oauth/userinfo']);
+const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'insufficient_scope', 'invalid_token', 'unsupported_token_type', 'rate_limited']);
 
 type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
 
@@ -75,23 +84,64 @@ const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   reference: fc.oneof(fc.constant(null), fc.string({ maxLength: 210 }), oddStrings),
   expires_in: numbers,
   attributes: fc.oneof(fc.dictionary(fc.string({ maxLength: 60 }), fc.string({ maxLength: 210 }), { maxKeys: 22 }), anyValue),
+  code: fc.oneof(fc.stringMatching(/^[0-9]{6}$/), fc.stringMatching(/^[A-Za-z0-9_-]{1,32}$/), oddStrings),
+  priority: numbers,
+  is_default: fc.oneof(fc.boolean(), anyValue),
+  from_location_id: fc.oneof(fc.uuid(), oddStrings),
+  to_location_id: fc.oneof(fc.uuid(), oddStrings),
+  location_id: fc.oneof(fc.uuid(), oddStrings),
+  split: fc.oneof(fc.boolean(), anyValue),
+  response: anyValue,
   unknown_field: anyValue,
 };
+
+/** The fields of the pages' forms and of the token endpoints, sent as application/x-www-form-urlencoded. */
+const formFields = {
+  action: fc.oneof(fc.constantFrom('password', 'send_code', 'email_code', 'passkey', 'totp', 'recovery_code', 'create', 'allow', 'deny', 'logout', 'continue'), oddStrings),
+  csrf_token: oddStrings,
+  email: fc.oneof(fc.emailAddress(), oddStrings),
+  password: oddStrings,
+  code: oddStrings,
+  recovery_code: oddStrings,
+  name: oddStrings,
+  webauthn: fc.oneof(fc.jsonValue().map((value) => JSON.stringify(value)), oddStrings),
+  grant_type: fc.oneof(fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'password'), oddStrings),
+  client_id: fc.oneof(fc.uuid(), oddStrings),
+  client_secret: oddStrings,
+  redirect_uri: oddStrings,
+  code_verifier: oddStrings,
+  refresh_token: oddStrings,
+  token: oddStrings,
+  token_type_hint: fc.oneof(fc.constantFrom('access_token', 'refresh_token'), oddStrings),
+  scope: fc.oneof(fc.constantFrom('openid', 'openid email profile offline_access', 'variants:read'), oddStrings),
+};
+const formBodies = fc
+  .record(formFields, { requiredKeys: [] })
+  .chain((fields) => fc.boolean().map((repeat) => (repeat ? `${new URLSearchParams(fields as Record<string, string>)}&${new URLSearchParams(fields as Record<string, string>)}` : `${new URLSearchParams(fields as Record<string, string>)}`)));
 
 const bodies = fc.oneof(
   fc.record(Object.fromEntries(Object.entries(fieldValues).map(([key, value]) => [key, value])), { requiredKeys: [] }).map((body) => JSON.stringify(body)),
   fc.jsonValue().map((value) => JSON.stringify(value)),
   fc.string({ maxLength: 60 }),
   fc.constantFrom('{', '{"a":', '[1,2', 'null', '""', '{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{}}}'),
+  formBodies,
+  fc.constantFrom('a=%zz&b=%', '=&&=', 'action'),
 );
 
 function requests(targets: FuzzTargets) {
-  const uuid = fc.oneof(fc.constantFrom(...targets.userIds, ...targets.variantIds), fc.uuid(), fc.constant(randomUUID().toUpperCase()));
+  const uuid = fc.oneof(fc.constantFrom(...targets.userIds, ...targets.variantIds, ...targets.locationIds, targets.app.id), fc.uuid(), fc.constant(randomUUID().toUpperCase()));
   const idSegment = fc.oneof(uuid, oddStrings.map((value) => encodeURIComponent(value)));
   const skuSegment = fc.oneof(fc.constantFrom(...targets.skus), oddStrings.map((value) => encodeURIComponent(value)));
   const path = fc.oneof(
     fc.constantFrom('/api/variants/sku/%E0%A4%A', '/api/users/%', '/api/variants/%zz', '/api/users/profile/%'),
     fc.constantFrom('/api/auth/register', '/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/users/profile', '/api/users/change-password', '/api/users', '/healthz', '/readyz', '/api/variants/product', '/api/variants/sku', '/api/variants', '/api/variants/batch', '/api/events', '/api/webhooks', '/api/stock-adjustments', '/api/reservations'),
+    // Version 4: sign-in (sections 18 and 19) and locations (section 21).
+    { arbitrary: fc.constantFrom(...PAGE_PATHS, ...OAUTH_JSON_PATHS), weight: 3 },
+    fc.constantFrom('/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/oauth/assets/passkey.js'),
+    fc.constantFrom('/api/auth/email-code', '/api/auth/login/email-code', '/api/auth/passkey/options', '/api/auth/login/passkey', '/api/users/profile/apps', '/api/locations', '/api/stock-transfers'),
+    idSegment.map((id) => `/api/locations/${id}`),
+    idSegment.map((id) => `/api/users/profile/apps/${id}`),
+    idSegment.map((id) => `/api/reservations/${id}/reallocate`),
     idSegment.map((id) => `/api/events/${id}`),
     fc.tuple(idSegment, fc.constantFrom('', '/deliveries')).map(([id, tail]) => `/api/webhooks/${id}${tail}`),
     idSegment.map((id) => `/api/users/${id}`),
@@ -104,8 +154,31 @@ function requests(targets: FuzzTargets) {
     skuSegment.map((product) => `/api/variants/product/${product}`),
     fc.webPath().map((path) => (path.startsWith('/') ? path : `/${path}`)),
   );
+  /** An authorization request: the seeded app's right parameters, each perhaps replaced by an odd value, dropped or repeated. */
+  const authorizationQuery = fc
+    .record(
+      {
+        response_type: fc.oneof(fc.constant('code'), oddStrings),
+        client_id: fc.oneof(fc.constant(targets.app.id), uuid, oddStrings),
+        redirect_uri: fc.oneof(fc.constant(targets.app.redirectUri), oddStrings),
+        scope: fc.oneof(fc.constantFrom('openid', 'openid email profile offline_access'), oddStrings),
+        state: oddStrings,
+        nonce: oddStrings,
+        code_challenge: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), oddStrings),
+        code_challenge_method: fc.oneof(fc.constantFrom('S256', 'plain'), oddStrings),
+        prompt: fc.oneof(fc.constantFrom('none', 'login', 'consent', 'create', 'none login'), oddStrings),
+        max_age: fc.oneof(fc.integer({ min: -5, max: 100 }).map(String), oddStrings),
+        ui_locales: fc.oneof(fc.constantFrom('de', 'en', 'fr de'), oddStrings),
+        login_hint: oddStrings,
+        id_token_hint: oddStrings,
+        post_logout_redirect_uri: oddStrings,
+      },
+      { requiredKeys: [] },
+    )
+    .chain((parameters) => fc.boolean().map((repeat) => `?${new URLSearchParams(parameters as Record<string, string>)}${repeat ? `&${new URLSearchParams(parameters as Record<string, string>)}` : ''}`));
   const query = fc.oneof(
     fc.constant(''),
+    authorizationQuery,
     fc.record({ limit: fc.oneof(fc.integer({ min: -5, max: 120 }).map(String), oddStrings), cursor: oddStrings, q: oddStrings, role: oddStrings, include_total: fc.constantFrom('true', 'false', 'yes') }, { requiredKeys: [] })
       .map((parameters) => `?${new URLSearchParams(parameters as Record<string, string>).toString()}`),
   );
@@ -118,6 +191,7 @@ function requests(targets: FuzzTargets) {
   const contentType = fc.oneof(
     { arbitrary: fc.constant('application/json'), weight: 5 },
     fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/xml', undefined),
+    { arbitrary: fc.constant('application/x-www-form-urlencoded'), weight: 2 },
   );
   const extraHeaders = fc.record(
     { 'if-match': fc.oneof(fc.constantFrom('"1"', '"2"', '*', 'W/"1"'), oddStrings), 'idempotency-key': oddStrings },
@@ -145,6 +219,18 @@ function checkReply(
   if (response.statusCode >= 500) throw new Error(`${method} ${path} answered ${response.statusCode}: ${response.body}`);
   if (!response.headers['x-request-id']) throw new Error(`${method} ${path}: no X-Request-Id`);
   if (method === 'HEAD') return;
+  // A method no page has (PUT, DELETE…) is the API's 405 problem, as on any path; a page's own errors are pages.
+  if (response.statusCode >= 400 && response.statusCode !== 405 && PAGE_PATHS.has(path)) {
+    if (!String(response.headers['content-type']).startsWith('text/html')) throw new Error(`${method} ${path}: ${response.statusCode} is not an HTML page`);
+    if (/(select |insert |update |node_modules|\.tsx?:\d+)/i.test(response.body)) throw new Error(`${method} ${path}: leaks internals: ${response.body}`);
+    return;
+  }
+  if (response.statusCode >= 400 && OAUTH_JSON_PATHS.has(path) && !String(response.headers['content-type']).startsWith('application/problem+json')) {
+    if (response.body.length === 0 && response.headers['www-authenticate']) return;
+    const error = (response.json() as { error?: unknown }).error;
+    if (typeof error !== 'string' || !OAUTH_ERRORS.has(error)) throw new Error(`${method} ${path}: ${response.statusCode} is neither problem+json nor an OAuth error: ${response.body}`);
+    return;
+  }
   if (response.statusCode >= 400) {
     if (!String(response.headers['content-type']).startsWith('application/problem+json')) {
       throw new Error(`${method} ${path}: ${response.statusCode} is not problem+json`);

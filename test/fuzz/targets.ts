@@ -22,7 +22,16 @@ export async function seedFuzzTargets(app: FastifyInstance): Promise<FuzzTargets
     variantIds.push(id);
     skus.push(sku);
   }
+  const storefront = await app.inject({
+    method: 'POST',
+    url: '/api/clients',
+    headers: admin.auth,
+    payload: { name: 'Fuzz storefront', type: 'public', first_party: true, redirect_uris: ['https://fuzz.example.com/callback'], scopes: ['openid', 'email', 'profile', 'offline_access'] },
+  });
+  const locations = await app.inject({ method: 'GET', url: '/api/locations', headers: admin.auth });
   return {
+    app: { id: storefront.json().id, redirectUri: 'https://fuzz.example.com/callback' },
+    locationIds: locations.json().items.map((location: { id: string }) => location.id),
     userIds: [admin.id, manager.id, user.id],
     variantIds,
     skus,
