@@ -188,10 +188,11 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     await page.context().clearCookies();
     await page.goto(authorizeUrl(apps.firstParty, { ui_locales: 'de' }));
     const signInUrl = page.url();
+    assert.deepEqual(await violationsAtBothWidths('signin-de'), [], 'the German sign-in page');
     await page.getByRole('link', { name: 'Passwort vergessen?' }).click();
     await page.getByRole('heading', { name: 'Passwort zurücksetzen' }).waitFor();
     assert.equal(await page.getByLabel('E-Mail').getAttribute('autocomplete'), 'email');
-    assert.deepEqual(await violationsAtBothWidths(), [], 'the forgotten-password page');
+    assert.deepEqual(await violationsAtBothWidths('signin-forgot-password-de'), [], 'the forgotten-password page');
     await page.getByLabel('E-Mail').fill(user.email);
     await page.getByRole('button', { name: 'Link per E-Mail senden' }).click();
     await page.getByRole('status').waitFor();
