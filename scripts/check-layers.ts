@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SOURCE = path.resolve(import.meta.dirname, '..', 'src');
-const GROUND = new Set(['db', 'http', 'jobs', 'config', 'tracing', 'url-redaction']);
+const GROUND = new Set(['db', 'http', 'jobs', 'config', 'tracing', 'url-redaction', 'message-catalogue']);
 const SERVICES = new Set(['events', 'mail', 'sessions']);
 /** Areas an area may use besides the ground and the services. */
 const AREA_MAY_USE: Record<string, string[]> = {

@@ -1,4 +1,4 @@
-import { IntlMessageFormat } from 'intl-messageformat';
+import { MessageCatalogue, type MessageValues } from '../message-catalogue.js';
 
 /** The languages of the emails the hosted sign-in pages cause (API.md section 18): the page's own. */
 export const MAIL_LOCALES = ['en', 'de'] as const;
@@ -38,20 +38,11 @@ const german: Record<MailMessageKey, string> = {
   'code.after': 'Er funktioniert einmal, bis {until}, und nur der neueste angeforderte Code gilt. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.',
 };
 
-const CATALOGUES: Record<MailLocale, Record<MailMessageKey, string>> = { en: english, de: german };
-const compiled = new Map<string, IntlMessageFormat>();
+const catalogue = new MessageCatalogue<MailLocale, MailMessageKey>({ en: english, de: german });
 
 /** The catalogue's text for `key` in `locale`, with `values` put in. */
-export function mailMessage(locale: MailLocale, key: MailMessageKey, values?: Record<string, string | number>): string {
-  const cacheKey = `${locale}\u0000${key}`;
-  let format = compiled.get(cacheKey);
-  if (format === undefined) {
-    format = new IntlMessageFormat(CATALOGUES[locale][key], locale);
-    compiled.set(cacheKey, format);
-  }
-  return String(format.format(values));
-}
+export const mailMessage = (locale: MailLocale, key: MailMessageKey, values?: MessageValues): string => catalogue.format(locale, key, values);
 
 /** Every key, for the test that holds German to all of them. */
 export const MAIL_MESSAGE_KEYS = Object.keys(english) as MailMessageKey[];
-export const mailCatalogueOf = (locale: MailLocale): Readonly<Record<MailMessageKey, string>> => CATALOGUES[locale];
+export const mailCatalogueOf = (locale: MailLocale): Readonly<Record<MailMessageKey, string>> => catalogue.catalogueOf(locale);

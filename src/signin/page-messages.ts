@@ -1,4 +1,4 @@
-import { IntlMessageFormat } from 'intl-messageformat';
+import { MessageCatalogue, type MessageValues } from '../message-catalogue.js';
 import type { PageLocale } from './page-locale.js';
 
 /**
@@ -88,7 +88,7 @@ const english = {
 } as const;
 
 export type MessageKey = keyof typeof english;
-export type MessageValues = Record<string, string | number>;
+export type { MessageValues };
 
 const german: Record<MessageKey, string> = {
   'page.skipToContent': 'Zum Formular springen',
@@ -172,22 +172,11 @@ const german: Record<MessageKey, string> = {
   'error.server': 'Bei uns ist etwas schiefgegangen. Versuchen Sie es gleich noch einmal.',
 };
 
-const CATALOGUES: Record<PageLocale, Record<MessageKey, string>> = { en: english, de: german };
-
-/** Compiled messages, by locale and key: the catalogues are fixed, so each compiles once. */
-const compiled = new Map<string, IntlMessageFormat>();
+const catalogue = new MessageCatalogue<PageLocale, MessageKey>({ en: english, de: german });
 
 /** The catalogue's text for `key` in `locale`, with `values` put in (numbers and plurals as the locale writes them). */
-export function message(locale: PageLocale, key: MessageKey, values?: MessageValues): string {
-  const cacheKey = `${locale}\u0000${key}`;
-  let format = compiled.get(cacheKey);
-  if (format === undefined) {
-    format = new IntlMessageFormat(CATALOGUES[locale][key], locale);
-    compiled.set(cacheKey, format);
-  }
-  return String(format.format(values));
-}
+export const message = (locale: PageLocale, key: MessageKey, values?: MessageValues): string => catalogue.format(locale, key, values);
 
 /** Every key of the catalogues, for the test that holds each language to all of them. */
 export const MESSAGE_KEYS = Object.keys(english) as MessageKey[];
-export const catalogueOf = (locale: PageLocale): Readonly<Record<MessageKey, string>> => CATALOGUES[locale];
+export const catalogueOf = (locale: PageLocale): Readonly<Record<MessageKey, string>> => catalogue.catalogueOf(locale);

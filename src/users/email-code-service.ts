@@ -21,6 +21,8 @@ import { codeMatches, WRONG_TRIES_PER_CODE } from './email-code-proof.js';
 import { findUserByEmail, findUserByIdForUpdate, updateUser } from './user-repository.js';
 import { createUser } from './user-service.js';
 
+export type { PendingSignup };
+
 /** Codes an address gets in an hour, whatever the client addresses asking (as reset mails, API.md section 19). */
 const CODES_AN_HOUR = 3;
 /**
