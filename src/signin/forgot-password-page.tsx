@@ -1,9 +1,10 @@
-import { renderPage } from './page-document.js';
+/** @jsxRuntime automatic */
+/** @jsxImportSource preact */
+// The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
+import { ERROR_ID, FormMessages, NOTICE_ID, renderPage } from './page-document.js';
 import { message } from './page-messages.js';
 import type { PageContext, PageMessage } from './signin-pages.js';
 
-const ERROR_ID = 'form-error';
-const NOTICE_ID = 'form-notice';
 
 /**
  * The forgotten-password page (API.md sections 3 and 18): one email field posted with
@@ -21,16 +22,7 @@ export function forgotPasswordPage(context: PageContext, page: { email: string; 
     children: (
       <>
         <form method="post" action={context.formAction} class="stack">
-          {page.error && (
-            <p id={ERROR_ID} class="error" role="alert">
-              {message(locale, page.error.key, page.error.values)}
-            </p>
-          )}
-          {page.notice && (
-            <p id={NOTICE_ID} class="notice" role="status">
-              {message(locale, page.notice.key, page.notice.values)}
-            </p>
-          )}
+          <FormMessages locale={locale} error={page.error} notice={page.notice} />
           <p id="forgot-intro">{message(locale, 'forgotPassword.intro')}</p>
           <input type="hidden" name="csrf_token" value={context.csrfToken} />
           <label for="email">{message(locale, 'field.email')}</label>

@@ -3,7 +3,7 @@
 // The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
 import type { ComponentChildren } from 'preact';
 import { renderToString } from 'preact-render-to-string';
-import { message } from './page-messages.js';
+import { message, type MessageKey, type MessageValues } from './page-messages.js';
 import type { PageLocale } from './page-locale.js';
 
 export interface Brand {
@@ -49,4 +49,32 @@ export function renderPage({ locale, brand, heading, children }: PageFrame): str
     </html>,
   );
   return `<!doctype html>${body}`;
+}
+
+/** A sentence of the catalogue, with its values: what a page tells the person. */
+export interface PageMessage {
+  key: MessageKey;
+  values?: MessageValues;
+}
+
+/** The ids of a form's error and notice, which its fields name in `aria-describedby`. */
+export const ERROR_ID = 'form-error';
+export const NOTICE_ID = 'form-notice';
+
+/** What went wrong (read out at once: `alert`) and what was done (`status`), above a form's fields. */
+export function FormMessages({ locale, error, notice }: { locale: PageLocale; error?: PageMessage; notice?: PageMessage }) {
+  return (
+    <>
+      {error && (
+        <p id={ERROR_ID} class="error" role="alert">
+          {message(locale, error.key, error.values)}
+        </p>
+      )}
+      {notice && (
+        <p id={NOTICE_ID} class="notice" role="status">
+          {message(locale, notice.key, notice.values)}
+        </p>
+      )}
+    </>
+  );
 }

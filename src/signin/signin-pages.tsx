@@ -2,9 +2,9 @@
 /** @jsxImportSource preact */
 // The pragmas keep the JSX settings of tsconfig.json wherever the file is run from (tsx reads the tsconfig of the working directory).
 import type { Scope, SignInScope } from '../sessions/access-rule.js';
-import { renderPage, type Brand } from './page-document.js';
+import { ERROR_ID, FormMessages, NOTICE_ID, renderPage, type Brand, type PageMessage } from './page-document.js';
 import type { PageLocale } from './page-locale.js';
-import { message, type MessageKey, type MessageValues } from './page-messages.js';
+import { message, type MessageKey } from './page-messages.js';
 
 /** What every page of an authorization request knows: its language, the brand, and the URL its forms post to. */
 export interface PageContext {
@@ -21,14 +21,8 @@ export interface PageContext {
   signInUrl?: string;
 }
 
-/** A sentence of the catalogue, with its values: what a page tells the person. */
-export interface PageMessage {
-  key: MessageKey;
-  values?: MessageValues;
-}
+export type { PageMessage };
 
-const ERROR_ID = 'form-error';
-const NOTICE_ID = 'form-notice';
 
 export interface SignInPage {
   stage: 'password' | 'code';
@@ -60,16 +54,7 @@ export function signInPage(context: PageContext, page: SignInPage): string {
     children: (
       <>
         <form method="post" action={context.formAction} class="stack" data-webauthn-options={passkey}>
-          {page.error && (
-            <p id={ERROR_ID} class="error" role="alert">
-              {message(locale, page.error.key, page.error.values)}
-            </p>
-          )}
-          {page.notice && (
-            <p id={NOTICE_ID} class="notice" role="status">
-              {message(locale, page.notice.key, page.notice.values)}
-            </p>
-          )}
+          <FormMessages locale={locale} error={page.error} notice={page.notice} />
           <input type="hidden" name="csrf_token" value={context.csrfToken} />
           {passkey && <input type="hidden" name="webauthn" value="" />}
           <label for="email">{message(locale, 'field.email')}</label>
@@ -208,11 +193,7 @@ export function secondFactorPage(context: PageContext, page: { methods: string[]
     heading: message(locale, 'secondFactor.title'),
     children: (
       <>
-        {page.error && (
-          <p id={ERROR_ID} class="error" role="alert">
-            {message(locale, page.error.key, page.error.values)}
-          </p>
-        )}
+        <FormMessages locale={locale} error={page.error} />
         {page.methods.includes('totp') && (
           <form method="post" action={context.formAction} class="stack">
             <input type="hidden" name="csrf_token" value={context.csrfToken} />
@@ -254,11 +235,7 @@ export function createAccountPage(context: PageContext, page: { email: string; n
     heading: message(locale, 'createAccount.title', { brand: context.brand.name }),
     children: (
       <form method="post" action={context.formAction} class="stack">
-        {page.error && (
-          <p id={ERROR_ID} class="error" role="alert">
-            {message(locale, page.error.key, page.error.values)}
-          </p>
-        )}
+        <FormMessages locale={locale} error={page.error} />
         <input type="hidden" name="csrf_token" value={context.csrfToken} />
         <label for="name">{message(locale, 'field.name')}</label>
         <input id="name" name="name" type="text" autocomplete="name" maxLength={100} value={page.name} required aria-invalid={invalid} aria-describedby={withError('')} />
