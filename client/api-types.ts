@@ -1973,7 +1973,7 @@ export interface paths {
         put?: never;
         /**
          * The hosted pages' forms: sign in (password, code or passkey), send a code, allow or deny
-         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page (the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes the account as POST /api/auth/register does and signs it in (409 page when the email is taken); it spends the address-and-email login budget.
+         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page (the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; when the email already had an account, the code signs in to that one and the name and password given are dropped.
          *
          *     No token needed.
          */
@@ -19300,7 +19300,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The next page: the email code field, the second factor, or the consent page. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            /** @description The next page: the email code field (after `send_code` or `create`), the second factor, or the consent page. `Cache-Control: no-store` and a strict Content-Security-Policy. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -19331,15 +19331,6 @@ export interface operations {
             };
             /** @description The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed. `Cache-Control: no-store` and a strict Content-Security-Policy. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The create-account page again: the email is taken. `Cache-Control: no-store` and a strict Content-Security-Policy. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -73,7 +73,7 @@ select count(*) as "count"
 update "email_codes" set "used_at" = $1 where lower(email) = $2 and "used_at" is null;
 
 -- src/users/email-code-repository.ts: insertEmailCode({ email: 'ada@example.com', userId: '00000000-0000-4000-8000-000000000001', value: '042917', ttlSeconds: 600 })
-insert into "email_codes" ("id", "email", "user_id", "code_hash", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6);
+insert into "email_codes" ("id", "email", "user_id", "code_hash", "created_at", "expires_at", "signup_name", "signup_password_hash") values ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- src/users/email-code-repository.ts: findLiveEmailCode('Ada@Example.com', 5)
 select *

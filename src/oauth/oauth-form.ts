@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { problemResponses } from '../http/problem-schema.js';
 import { toAppError } from '../http/error-handler.js';
 import { sendProblem } from '../http/problem-reply.js';
 import type { ClientCredentials } from './client-authentication.js';
@@ -89,4 +90,17 @@ export const oauthError = (description: string, headers?: Record<string, unknown
   description,
   ...(headers ? { headers } : {}),
   content: { 'application/json': { schema: OAuthErrorSchema } },
+});
+
+/**
+ * The errors every endpoint that authenticates a client answers (token, revocation,
+ * introspection): RFC 6749 §5.2 JSON for a bad request (`invalid_request` and, per endpoint,
+ * `badRequest`), a client not authenticated and the address's budget; the API's problems for
+ * the rest (a body too large, a media type not a form).
+ */
+export const clientEndpointErrors = (badRequest: string) => ({
+  400: oauthError(badRequest),
+  401: oauthError('invalid_client.', { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } }),
+  ...problemResponses(),
+  429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
 });

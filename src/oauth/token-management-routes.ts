@@ -3,17 +3,15 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { contextOf } from '../events/event-recorder.js';
 import { addressKey } from '../http/client-address.js';
-import { problemResponses } from '../http/problem-schema.js';
 import { PUBLIC } from '../sessions/access-rule.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { authenticateClient } from './client-authentication.js';
 import { introspectToken } from './introspection-service.js';
-import { credentialsOf, FORM, formOf, oauthError, useOAuthForm } from './oauth-form.js';
+import { clientEndpointErrors, credentialsOf, FORM, formOf, useOAuthForm } from './oauth-form.js';
 import { revokeToken, type TokenTypeHint } from './revocation-service.js';
 import { IntrospectionRequestBody, IntrospectionSchema, RevocationRequestBody, TOKEN_FORM_PARAMETERS } from './token-management-schemas.js';
 import { OAuthError } from './oauth-errors.js';
 
-const BASIC_HEADER = { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } };
 
 const hintOf = (form: Record<string, string>): TokenTypeHint | undefined =>
   form.token_type_hint === 'access_token' || form.token_type_hint === 'refresh_token' ? form.token_type_hint : undefined;
@@ -59,10 +57,7 @@ export const tokenManagementRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: Tok
         body: RevocationRequestBody,
         response: {
           200: { description: 'Revoked, or there was nothing of this app to revoke: an empty body.', content: { 'text/plain': { schema: Type.String({ maxLength: 0 }) } } },
-          400: oauthError('invalid_request.'),
-          401: oauthError('invalid_client.', BASIC_HEADER),
-          ...problemResponses(),
-          429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
+          ...clientEndpointErrors('invalid_request.'),
         },
       },
       preHandler: async (request) => spendAddressBudget(request),
@@ -104,10 +99,7 @@ export const tokenManagementRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: Tok
         body: IntrospectionRequestBody,
         response: {
           200: { description: 'What the token is; `Cache-Control: no-store`.', content: { 'application/json': { schema: IntrospectionSchema } } },
-          400: oauthError('invalid_request.'),
-          401: oauthError('invalid_client.', BASIC_HEADER),
-          ...problemResponses(),
-          429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
+          ...clientEndpointErrors('invalid_request.'),
         },
       },
       preHandler: async (request) => spendAddressBudget(request),

@@ -6,7 +6,6 @@ import { OAuthError } from './oauth-errors.js';
 import { authenticateApp } from './client-authentication.js';
 import { contextOf } from '../events/event-recorder.js';
 import { addressKey } from '../http/client-address.js';
-import { problemResponses } from '../http/problem-schema.js';
 import { PUBLIC } from '../sessions/access-rule.js';
 import type { IdTokenSigner } from '../sessions/id-token-signer.js';
 import type { TokenIssuer } from '../sessions/token-issuer.js';
@@ -14,7 +13,7 @@ import { clientOf } from '../sessions/token-pairs.js';
 import { exchangeAuthorizationCode } from './code-grant-service.js';
 import { refreshAppTokens } from './refresh-grant-service.js';
 import type { GrantSigners, ReplayRefusal, TokenReply } from './token-grants.js';
-import { credentialsOf, FORM, formOf, oauthError, useOAuthForm } from './oauth-form.js';
+import { clientEndpointErrors, credentialsOf, FORM, formOf, useOAuthForm } from './oauth-form.js';
 import { TokenRequestBody, TokenSchema } from './token-schemas.js';
 
 const PARAMETERS = ['grant_type', 'scope', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret'] as const;
@@ -86,10 +85,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer; 
         body: TokenRequestBody,
         response: {
           200: { description: 'The tokens; `Cache-Control: no-store`.', content: { 'application/json': { schema: TokenSchema } } },
-          400: oauthError('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.'),
-          401: oauthError('invalid_client.', { 'www-authenticate': { type: 'string', description: '`Basic realm="shop-accounts"` when HTTP Basic was used.' } }),
-          ...problemResponses(),
-          429: oauthError('rate_limited.', { 'retry-after': { type: 'integer', description: 'Seconds until the budget refills.' } }),
+          ...clientEndpointErrors('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.'),
         },
       },
       preHandler: async (request) => {
