@@ -46,16 +46,15 @@ export async function endSessions(
   const signinSessionId = which.signinSessionId;
   if (signinSessionId) query = query.where((where) => where.or([where('id', '=', signinSessionId), where('signin_session_id', '=', signinSessionId)]));
   if (which.exceptSessionId) query = query.where('id', '!=', which.exceptSessionId);
-  const ended = await query.returning('id').execute();
-  if (ended.length > 0) {
-    await db
-      .updateTable('refresh_tokens')
-      .set({ revoked_at: new Date() })
-      .where('family_id', 'in', ended.map((row) => row.id))
-      .where('revoked_at', 'is', null)
-      .execute();
-  }
-  return ended.map((row) => row.id);
+  const ended = (await query.returning('id').execute()).map((row) => row.id);
+  await revokeRefreshTokensOf(db, ended);
+  return ended;
+}
+
+/** The refresh tokens of sessions just ended stop working with them (a session's id is its token family's). */
+async function revokeRefreshTokensOf(db: Kysely<Database>, sessionIds: string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await db.updateTable('refresh_tokens').set({ revoked_at: new Date() }).where('family_id', 'in', sessionIds).where('revoked_at', 'is', null).execute();
 }
 
 /**
@@ -64,14 +63,10 @@ export async function endSessions(
  */
 export async function endSessionsOfApp(db: Kysely<Database>, clientId: string): Promise<number> {
   const ended = await db.updateTable('sessions').set({ ended_at: new Date() }).where('client_id', '=', clientId).where('ended_at', 'is', null).returning('id').execute();
-  if (ended.length > 0) {
-    await db
-      .updateTable('refresh_tokens')
-      .set({ revoked_at: new Date() })
-      .where('family_id', 'in', ended.map((row) => row.id))
-      .where('revoked_at', 'is', null)
-      .execute();
-  }
+  await revokeRefreshTokensOf(
+    db,
+    ended.map((row) => row.id),
+  );
   return ended.length;
 }
 
