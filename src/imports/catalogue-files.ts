@@ -140,8 +140,9 @@ export async function* errorReport(db: Kysely<Database>, importId: string, forma
   if (format === 'csv') {
     const present = new Set(await importErrorColumns(db, importId));
     const known = KNOWN_COLUMNS.filter((column) => present.has(column));
+    const stock = [...present].filter((column) => column.startsWith(STOCK_PREFIX)).sort();
     const attributes = [...present].filter((column) => column.startsWith(ATTRIBUTE_PREFIX)).sort();
-    columns = [...known, ...attributes];
+    columns = [...known, ...stock, ...attributes];
     yield stringify([['line', 'error', ...columns]]);
   }
   let afterLine = 0;

@@ -149,6 +149,19 @@ describe('variant imports and exports: stock at several locations', () => {
     assert.match(messages[5], /^stock \(6\) is not the total .* \(7\)/, 'the total counts the locations the row leaves as they are');
     // Refused by inventory as the batch writes, so the batch's rows were then written one by one (import-batch.ts).
     assert.match(messages[6], /^stock_at_several_locations: /, 'a stock cell alone cannot say which location moves');
+    const report = await fixture.app.inject({ method: 'GET', url: `/api/variants/imports/${result.id}/errors`, headers: fixture.admin.auth });
+    assert.equal(report.body.split('\n')[0], 'line,error,sku,product_id,name,price,stock,stock.Store-1,stock.default', 'the report keeps the stock.<code> columns, so a fixed report imports as it is');
+    assert.deepEqual((parse(report.body, { columns: true }) as Record<string, string>[])[0], {
+      line: '2',
+      error: messages[0],
+      sku: `T1-${tag}`,
+      product_id: `p-${tag}`,
+      name: 'T1',
+      price: '1',
+      stock: '9',
+      'stock.Store-1': '4',
+      'stock.default': '3',
+    });
     assert.deepEqual(await stockByCode(held.id), { total: 5, default: 5, 'Store-1': 0 });
     assert.deepEqual(await stockByCode(spread.id), { total: 2, default: 1, 'Store-1': 1 });
     const taken = await db.selectFrom('variants').select('id').where('sku', '=', `T2-${tag}`).executeTakeFirstOrThrow();
