@@ -20,7 +20,7 @@ const AREA_MAY_USE: Record<string, string[]> = {
   auth: ['users', 'mfa'],
   oauth: ['clients', 'users'],
   signin: ['auth', 'oauth', 'clients', 'users', 'mfa'],
-  imports: ['variants'],
+  imports: ['variants', 'inventory'],
   mfa: ['users'],
   privacy: ['users', 'mfa', 'inventory'],
   variants: ['inventory'],

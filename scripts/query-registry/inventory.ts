@@ -62,7 +62,7 @@ export const inventory: RepositoryFile[] = [
       locationsByIds: call(stockLevelRepository.locationsByIds, [SAMPLE.locationId]),
       levelsOfVariants: call(stockLevelRepository.levelsOfVariants, [SAMPLE.variantId]),
       writeLevelStock: call(stockLevelRepository.writeLevelStock, SAMPLE.variantId, SAMPLE.locationId, 15),
-      insertLevels: call(stockLevelRepository.insertLevels, SAMPLE.locationId, [{ variant_id: SAMPLE.variantId, stock: 5 }]),
+      insertLevels: call(stockLevelRepository.insertLevels, [{ variant_id: SAMPLE.variantId, location_id: SAMPLE.locationId, stock: 5 }]),
       levelsAtEveryLocation: call(stockLevelRepository.levelsAtEveryLocation, SAMPLE.variantId),
       locationHoldsStock: call(stockLevelRepository.locationHoldsStock, SAMPLE.locationId),
     },

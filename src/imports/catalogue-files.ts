@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { stringify } from 'csv-stringify/sync';
 import type { Kysely } from 'kysely';
 import { everyRow } from '../db/list-queries.js';
-import type { Database, ImportFormat, VariantRow } from '../db/tables.js';
+import type { Database, ImportFormat, LocationRow, VariantRow } from '../db/tables.js';
 import { AppError } from '../http/errors.js';
+import { everyLocationByPriority, levelsOfVariants } from '../inventory/stock-service.js';
 import { attributeKeysOf, variantsOldestFirstPage, type VariantFilter } from '../variants/variant-service.js';
 import { spreadsheetSafe, withoutFormulaQuote } from './cell-text.js';
-import { ATTRIBUTE_PREFIX, KNOWN_COLUMNS } from './import-files.js';
+import { ATTRIBUTE_PREFIX, KNOWN_COLUMNS, STOCK_PREFIX } from './import-files.js';
 import { deleteUpload, importErrorColumns, importErrorsAfter, insertUploadPiece, newUploadId, UPLOAD_PIECE_BYTES } from './import-repository.js';
 
 const EXPORT_COLUMNS = ['id', 'sku', 'product_id', 'name', 'price', 'stock'] as const;
@@ -54,47 +55,77 @@ export async function storeUpload(db: Kysely<Database>, body: AsyncIterable<Buff
   return { uploadId, size, sha256: hash.digest('hex') };
 }
 
-const exportRow = (variant: VariantRow) => ({
+/** Variants read a page at a time, each page with its stock at each location (API.md section 21). */
+const EXPORT_PAGE_ROWS = 1000;
+
+/** A variant as an export writes it: with its stock at every location, by code, when there is more than one. */
+interface ExportedVariant {
+  variant: VariantRow;
+  stockByLocation?: Record<string, number>;
+}
+
+/**
+ * The variants in pages of EXPORT_PAGE_ROWS. With several locations each page reads its
+ * variants' levels in one statement, and every variant carries every location's stock, 0 where
+ * it holds nothing, so the file imports back with every row unchanged; with one location the
+ * file is as it always was.
+ */
+async function* exportPages(db: Kysely<Database>, filter: VariantFilter, locations: LocationRow[]): AsyncGenerator<ExportedVariant[]> {
+  const perLocation = locations.length > 1;
+  let page: VariantRow[] = [];
+  const withLevels = async (variants: VariantRow[]): Promise<ExportedVariant[]> => {
+    if (!perLocation) return variants.map((variant) => ({ variant }));
+    const levels = await levelsOfVariants(db, variants.map((variant) => variant.id));
+    const stockOf = new Map(levels.map((level) => [`${level.variant_id} ${level.location_id}`, level.stock]));
+    return variants.map((variant) => ({ variant, stockByLocation: Object.fromEntries(locations.map((location) => [location.code, stockOf.get(`${variant.id} ${location.id}`) ?? 0])) }));
+  };
+  for await (const variant of everyRow((request) => variantsOldestFirstPage(db, filter, request), EXPORT_PAGE_ROWS)) {
+    page.push(variant);
+    if (page.length >= EXPORT_PAGE_ROWS) {
+      yield await withLevels(page);
+      page = [];
+    }
+  }
+  if (page.length > 0) yield await withLevels(page);
+}
+
+const exportRow = ({ variant, stockByLocation }: ExportedVariant) => ({
   id: variant.id,
   sku: variant.sku,
   product_id: variant.product_id,
   name: variant.name,
   price: variant.price,
   stock: variant.stock,
+  ...(stockByLocation ? { stock_by_location: stockByLocation } : {}),
   attributes: variant.attributes,
 });
 
 /**
  * Every variant that matches the list's filters, oldest first, as CSV or JSON lines, a page at a
  * time: memory stays flat however large the catalogue. The columns are the import's, so an
- * exported file imports back with every row unchanged.
+ * exported file imports back with every row unchanged: with several locations, `stock` (the
+ * total) and one `stock.<code>` column per location (JSON: `stock_by_location`), by priority.
  */
 export async function* exportVariants(db: Kysely<Database>, filter: VariantFilter, format: ImportFormat): AsyncGenerator<string> {
-  const rows = everyRow((page) => variantsOldestFirstPage(db, filter, page), 1000);
+  const locations = await everyLocationByPriority(db);
+  const pages = exportPages(db, filter, locations);
   if (format === 'jsonl') {
-    let text = '';
-    for await (const variant of rows) {
-      text += `${JSON.stringify(exportRow(variant))}\n`;
-      if (text.length >= 64 * 1024) {
-        yield text;
-        text = '';
-      }
-    }
-    if (text !== '') yield text;
+    for await (const page of pages) yield page.map((exported) => `${JSON.stringify(exportRow(exported))}\n`).join('');
     return;
   }
   const keys = await attributeKeysOf(db, filter);
-  const columns = [...EXPORT_COLUMNS, ...keys.map((key) => `${ATTRIBUTE_PREFIX}${key}`)];
+  const stockColumns = locations.length > 1 ? locations.map((location) => location.code) : [];
+  const columns = [...EXPORT_COLUMNS, ...stockColumns.map((code) => `${STOCK_PREFIX}${code}`), ...keys.map((key) => `${ATTRIBUTE_PREFIX}${key}`)];
   yield stringify([columns]);
-  let page: unknown[][] = [];
-  for await (const variant of rows) {
-    page.push([...EXPORT_COLUMNS.map((column) => variant[column]), ...keys.map((key) => variant.attributes[key] ?? '')]);
-    if (page.length >= 1000) {
-      yield csvLines(page);
-      page = [];
-    }
+  for await (const page of pages) {
+    yield csvLines(
+      page.map(({ variant, stockByLocation }) => [
+        ...EXPORT_COLUMNS.map((column) => variant[column]),
+        ...stockColumns.map((code) => stockByLocation![code]),
+        ...keys.map((key) => variant.attributes[key] ?? ''),
+      ]),
+    );
   }
-  if (page.length > 0) yield csvLines(page);
 }
 
 /**
@@ -109,8 +140,9 @@ export async function* errorReport(db: Kysely<Database>, importId: string, forma
   if (format === 'csv') {
     const present = new Set(await importErrorColumns(db, importId));
     const known = KNOWN_COLUMNS.filter((column) => present.has(column));
+    const stock = [...present].filter((column) => column.startsWith(STOCK_PREFIX)).sort();
     const attributes = [...present].filter((column) => column.startsWith(ATTRIBUTE_PREFIX)).sort();
-    columns = [...known, ...attributes];
+    columns = [...known, ...stock, ...attributes];
     yield stringify([['line', 'error', ...columns]]);
   }
   let afterLine = 0;

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
-import type { Database, VariantRow } from '../db/tables.js';
+import type { Database, StockLevelRow, VariantRow } from '../db/tables.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validation.js';
+import { levelAt, levelsOfVariants, shortAt, type LocationStock } from '../inventory/stock-service.js';
 import { VariantBody } from '../variants/variant-schemas.js';
 import {
   createImported,
@@ -30,7 +31,7 @@ export interface BatchSettings {
 
 type Plan = { kind: 'create'; id: string; next: VariantState } | { kind: 'update'; current: VariantRow; next: VariantState };
 
-const failed = (message: string): RowOutcome => ({ failed: message });
+const failed = (message: string): { failed: string } => ({ failed: message });
 
 /**
  * PostgreSQL's data exceptions (SQLSTATE class 22: a character or a number it cannot store). The
@@ -58,9 +59,30 @@ function checked(next: VariantState): string | undefined {
   }
 }
 
-function planUpdate(request: RowRequest, current: VariantRow, mode: BatchSettings['mode']): Plan | RowOutcome {
+/**
+ * What a row's `stock.<code>` cells leave (API.md section 21): the variant's new total (the
+ * locations it does not name keep their stock), and the levels that change; a `stock` cell beside
+ * them must be that total. Each named location keeps at least what is reserved there.
+ */
+function plannedLevels(request: RowRequest, variantId: string, stock: number, levels: StockLevelRow[]): { stock: number; levels: LocationStock[] } | { failed: string } {
+  const stockAt = request.stockAt ?? [];
+  let total = stock;
+  const changing: LocationStock[] = [];
+  for (const named of stockAt) {
+    const level = levelAt(levels, variantId, named.location_id);
+    if (named.stock < level.reserved) return failed(`insufficient_stock: stock.${named.code} ${shortAt(level, named.stock, named.code)}`);
+    total += named.stock - level.stock;
+    if (named.stock !== level.stock) changing.push({ location_id: named.location_id, stock: named.stock });
+  }
+  if (request.stock !== undefined && request.stock !== total) return failed(`stock (${request.stock}) is not the total the stock of each location gives (${total}): leave it empty or make it that total`);
+  return { stock: total, levels: changing };
+}
+
+function planUpdate(request: RowRequest, current: VariantRow, levels: StockLevelRow[], mode: BatchSettings['mode']): Plan | RowOutcome {
   if (mode === 'create') return failed('sku_taken: a variant with this SKU exists (mode=create creates only)');
   if (request.id !== undefined && request.id !== current.id) return failed(`id does not match the variant with this SKU (${current.id})`);
+  const perLocation = request.stockAt ? plannedLevels(request, current.id, current.stock, levels) : undefined;
+  if (perLocation !== undefined && 'failed' in perLocation) return perLocation;
   const attributes: Record<string, string> = request.clearAttributes ? {} : { ...current.attributes };
   for (const [key, value] of Object.entries(request.attributes)) {
     if (value === null) delete attributes[key];
@@ -68,12 +90,13 @@ function planUpdate(request: RowRequest, current: VariantRow, mode: BatchSetting
   }
   const next: VariantState = {
     fields: { product_id: request.product_id ?? current.product_id, sku: current.sku, name: request.name ?? current.name, price: request.price ?? current.price, attributes },
-    stock: request.stock ?? current.stock,
+    stock: perLocation?.stock ?? request.stock ?? current.stock,
+    levels: perLocation?.levels,
   };
   const problem = checked(next);
   if (problem) return failed(problem);
   if (next.stock < current.reserved) return failed(`insufficient_stock: ${current.reserved} units are reserved; stock cannot go below that`);
-  if (sameVariantState(next, variantStateOf(current))) return 'unchanged';
+  if (sameVariantState(next, variantStateOf(current)) && (next.levels ?? []).length === 0) return 'unchanged';
   return { kind: 'update', current, next };
 }
 
@@ -82,8 +105,14 @@ function planCreate(request: RowRequest, takenIds: Set<string>): Plan | RowOutco
   if (missing.length > 0) return failed(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required for a new variant`);
   const id = request.id ?? randomUUID();
   if (takenIds.has(id)) return failed('variant_exists: a variant with this id already exists');
+  const perLocation = request.stockAt ? plannedLevels(request, id, 0, []) : undefined;
+  if (perLocation !== undefined && 'failed' in perLocation) return perLocation;
   const attributes = Object.fromEntries(Object.entries(request.attributes).filter((entry): entry is [string, string] => entry[1] !== null));
-  const next: VariantState = { fields: { product_id: request.product_id!, sku: request.sku, name: request.name!, price: request.price!, attributes }, stock: request.stock ?? 0 };
+  const next: VariantState = {
+    fields: { product_id: request.product_id!, sku: request.sku, name: request.name!, price: request.price!, attributes },
+    stock: perLocation?.stock ?? request.stock ?? 0,
+    levels: perLocation?.levels,
+  };
   const problem = checked(next);
   return problem ? failed(problem) : { kind: 'create', id, next };
 }
@@ -146,13 +175,14 @@ export async function applyBatch(trx: Transaction<Database>, rows: ReadRow[], se
   const requests = rows.map((row) => ('request' in row ? row.request : undefined));
   const stored = await lockVariantsBySku(trx, [...new Set(requests.flatMap((request) => (request ? [request.sku.toLowerCase()] : [])))]);
   const bySku = new Map(stored.map((variant) => [variant.sku.toLowerCase(), variant]));
+  const levels = requests.some((request) => request?.stockAt) ? await levelsOfVariants(trx, stored.map((variant) => variant.id)) : [];
   const chosenIds = requests.flatMap((request) => (request?.id !== undefined && !bySku.has(request.sku.toLowerCase()) ? [request.id] : []));
   const takenIds = await existingVariantIds(trx, chosenIds);
   const plans: (Plan | RowOutcome)[] = rows.map((row, index) => {
     const request = requests[index];
     if (!request) return failed((row as { problem: string }).problem);
     const current = bySku.get(request.sku.toLowerCase());
-    return current ? planUpdate(request, current, settings.mode) : planCreate(request, takenIds);
+    return current ? planUpdate(request, current, levels, settings.mode) : planCreate(request, takenIds);
   });
   await refuseDuplicateAttributes(trx, plans);
   const isPlan = (plan: Plan | RowOutcome): plan is Plan => typeof plan === 'object' && 'kind' in plan;

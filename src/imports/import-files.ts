@@ -26,6 +26,8 @@ export class FileProblem extends Error {
 
 export const KNOWN_COLUMNS = ['id', 'sku', 'product_id', 'name', 'price', 'stock'] as const;
 export const ATTRIBUTE_PREFIX = 'attributes.';
+/** A column `stock.<code>`: the stock at the location of that code (any case). */
+export const STOCK_PREFIX = 'stock.';
 /** The columns an error report adds; an upload of a fixed report ignores them. */
 export const REPORT_COLUMNS = ['line', 'error'] as const;
 
@@ -40,7 +42,7 @@ const OVERSIZED = `is over ${MAX_ROW_BYTES / 1024} KiB`;
  * row is later made into an object of that many cells (400,000 columns held the event loop for
  * each row, and the instance died).
  */
-function checkHeader(header: string[]): void {
+function checkHeader(header: string[], locationCodes: ReadonlySet<string>): void {
   if (header.length > MAX_COLUMNS) throw new FileProblem(1, `the header has ${header.length} columns: at most ${MAX_COLUMNS}`);
   const attributeColumns = header.filter((column) => column.startsWith(ATTRIBUTE_PREFIX)).length;
   if (attributeColumns > MAX_ATTRIBUTE_KEYS) {
@@ -51,13 +53,19 @@ function checkHeader(header: string[]): void {
     // Checked before the name is quoted in a message, which the database must be able to store.
     const problem = textProblem(column);
     if (problem) throw new FileProblem(1, `a column name ${problem}`);
-    const known = (KNOWN_COLUMNS as readonly string[]).includes(column) || (REPORT_COLUMNS as readonly string[]).includes(column);
+    const location = column.startsWith(STOCK_PREFIX) ? column.slice(STOCK_PREFIX.length).toLowerCase() : undefined;
+    const known = (KNOWN_COLUMNS as readonly string[]).includes(column) || (REPORT_COLUMNS as readonly string[]).includes(column) || (location !== undefined && locationCodes.has(location));
     const key = column.startsWith(ATTRIBUTE_PREFIX) ? column.slice(ATTRIBUTE_PREFIX.length) : undefined;
     if (!known && (key === undefined || key.length < 1 || key.length > 50)) {
-      throw new FileProblem(1, `unknown column "${shortened(column)}": the columns are ${KNOWN_COLUMNS.join(', ')} and attributes.<key> (a key of 1 to 50 characters)`);
+      throw new FileProblem(
+        1,
+        `unknown column "${shortened(column)}": the columns are ${KNOWN_COLUMNS.join(', ')}, stock.<code> (the code of a location) and attributes.<key> (a key of 1 to 50 characters)`,
+      );
     }
-    if (seen.has(column)) throw new FileProblem(1, `the column "${shortened(column)}" appears twice`);
-    seen.add(column);
+    // Codes match in any case, so stock.A and stock.a name one location twice.
+    const name = location !== undefined ? `${STOCK_PREFIX}${location}` : column;
+    if (seen.has(name)) throw new FileProblem(1, `the column "${shortened(column)}" appears twice`);
+    seen.add(name);
   }
   if (!seen.has('sku')) throw new FileProblem(1, 'the header has no "sku" column');
 }
@@ -80,8 +88,9 @@ function csvProblemOf(error: CsvError): string {
  * ignored; CRLF or LF), read as the pieces arrive. Line 1 is the header; each row carries the
  * line it starts on; blank lines are skipped. A failed read of the pieces (the database went
  * away) ends the rows with that error, not as a file problem: the run fails and is tried again.
+ * `locationCodes` (lower case) are the codes a `stock.<code>` column may name.
  */
-export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<FileRow> {
+export async function* csvRows(pieces: AsyncIterable<Uint8Array>, locationCodes: ReadonlySet<string>): AsyncGenerator<FileRow> {
   // One slice read ahead at most: slices read ahead are parsed without a turn of the event loop.
   // pipeline, not pipe: a failed read must reach the parser (pipe left it an uncaught error).
   const parser = parse({ bom: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'] });
@@ -95,7 +104,7 @@ export async function* csvRows(pieces: AsyncIterable<Uint8Array>): AsyncGenerato
       line += (raw.match(/\n/g)?.length ?? 0) + (raw.endsWith('\r') ? 1 : 0);
       if (!header) {
         header = record.map((column) => column.trim());
-        checkHeader(header);
+        checkHeader(header, locationCodes);
         continue;
       }
       if (record.length === 1 && record[0] === '') continue;
@@ -206,5 +215,9 @@ async function* inSlices(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint
   }
 }
 
-/** The rows of an import file, read a slice at a time (inSlices). */
-export const rowsOf = (format: ImportFormat, pieces: AsyncIterable<Uint8Array>) => (format === 'csv' ? csvRows(inSlices(pieces)) : jsonLines(inSlices(pieces)));
+/**
+ * The rows of an import file, read a slice at a time (inSlices). `locationCodes` (lower case):
+ * the locations a CSV header's `stock.<code>` may name; any other is an unknown column.
+ */
+export const rowsOf = (format: ImportFormat, pieces: AsyncIterable<Uint8Array>, locationCodes: ReadonlySet<string>) =>
+  format === 'csv' ? csvRows(inSlices(pieces), locationCodes) : jsonLines(inSlices(pieces));

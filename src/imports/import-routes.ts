@@ -40,10 +40,16 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
         summary: 'Import variants from a CSV or JSON lines file (manager, admin)',
         description:
           'The body is the file: `text/csv` (RFC 4180, a header line with `sku` and any of `id, product_id, name, price, stock, ' +
-          'attributes.<key>`) or `application/x-ndjson` (one object per line with those keys, `attributes` an object), at most ' +
+          'stock.<code>, attributes.<key>`) or `application/x-ndjson` (one object per line with those keys, `attributes` an ' +
+          'object, and `stock_by_location` an object of location codes and units for the `stock.<code>` columns), at most ' +
           '`IMPORT_MAX_BYTES` (413 beyond). Rows match variants by SKU in any case: a new SKU creates, a known one updates the ' +
           'columns present, as a PATCH (an empty cell keeps its field; an empty `attributes.<key>` cell, or `null` in JSON, ' +
-          'removes the key). The import runs in the background on any instance: follow it with GET /api/variants/imports/{id}. ' +
+          'removes the key). A `stock.<code>` cell sets the stock at the location of that code (any case; 0 to 1e9, the total ' +
+          'too), with its own movement and `variant.stock_changed` naming `location_id`, as PUT /api/variants/{id}/stock does; ' +
+          'a location the row does not name keeps its stock. A header naming an unknown code is an unknown column (the import ' +
+          'fails at once, line 1); a JSON line naming one fails that row. A row with both fails unless its `stock` is empty or ' +
+          'the total the variant is left with. The import runs in the background on any instance: follow it with GET ' +
+          '/api/variants/imports/{id}. ' +
           '`line` and `error` columns (an error report fixed and uploaded again) are ignored. Honours `Idempotency-Key` (the ' +
           'same file and options replay the first reply). `skip_failed` stores the file in batches of 500 rows, each in a ' +
           'transaction of its own; `reject_all` (all or nothing) and every dry run go through the file in one transaction, ' +
@@ -222,8 +228,10 @@ export const importRoutes: FastifyPluginAsyncTypebox<{ maxBytes: number; maxActi
         summary: 'Every variant that matches, as CSV or JSON lines, oldest first',
         description:
           'Streamed, `Content-Disposition: attachment`. The filters of GET /api/variants. The columns are the import\'s (`id, sku, ' +
-          'product_id, name, price, stock`, then one `attributes.<key>` column per key any exported variant has, sorted), so the ' +
-          'file imports back with every row unchanged. In CSV, a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage ' +
+          'product_id, name, price, stock`; with more than one location, one `stock.<code>` column for every location by priority, ' +
+          '`0` where the variant has none, `stock` being their total (JSON lines: `stock_by_location` with every code); then one ' +
+          '`attributes.<key>` column per key any exported variant has, sorted), so the file imports back with every row ' +
+          'unchanged. In CSV, a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage ' +
           'return (or with `\'`s before one of them) is written with a leading `\'`, so a spreadsheet shows it rather than runs ' +
           'it; the import takes that `\'` off.',
         querystring: ExportQuery,

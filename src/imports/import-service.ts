@@ -3,6 +3,7 @@ import type { Database, ImportStatus, VariantImportRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import { AppError } from '../http/errors.js';
+import { everyLocationByPriority } from '../inventory/stock-service.js';
 import type { Attempt } from '../jobs/work-queue.js';
 import { storableText, storableValue } from './cell-text.js';
 import { applyBatch, type RowOutcome } from './import-batch.js';
@@ -21,7 +22,7 @@ import {
   type ImportProgress,
   type ImportRunColumns,
 } from './import-repository.js';
-import { readRow, type ReadRow } from './import-rows.js';
+import { readRow, type LocationsByCode, type ReadRow } from './import-rows.js';
 
 /**
  * Rows a batch: its work between two statements holds the event loop, and so every request the
@@ -158,13 +159,23 @@ async function* batchesOf(rows: AsyncIterable<ReadRow>, skip: number): AsyncGene
   if (batch.length > 0) yield batch;
 }
 
-async function* readRows(read: () => Kysely<Database>, row: VariantImportRow): AsyncGenerator<ReadRow> {
-  for await (const fileRow of rowsOf(row.format, uploadPieces(read, row.upload_id))) yield readRow(fileRow, row.format);
+/**
+ * The locations a run's `stock.<code>` cells may name, read once as the run starts: a location
+ * deleted meanwhile fails the rows that name it (inventory finds it gone), never the import.
+ */
+async function locationsByCode(db: Kysely<Database>): Promise<LocationsByCode> {
+  return new Map((await everyLocationByPriority(db)).map((location) => [location.code.toLowerCase(), { id: location.id, code: location.code }]));
 }
 
-async function countRows(db: Kysely<Database>, row: VariantImportRow): Promise<number> {
+const codesOf = (locations: LocationsByCode) => new Set(locations.keys());
+
+async function* readRows(read: () => Kysely<Database>, row: VariantImportRow, locations: LocationsByCode): AsyncGenerator<ReadRow> {
+  for await (const fileRow of rowsOf(row.format, uploadPieces(read, row.upload_id), codesOf(locations))) yield readRow(fileRow, row.format, locations);
+}
+
+async function countRows(db: Kysely<Database>, row: VariantImportRow, locations: LocationsByCode): Promise<number> {
   let count = 0;
-  for await (const _ of rowsOf(row.format, uploadPieces(() => db, row.upload_id))) count += 1;
+  for await (const _ of rowsOf(row.format, uploadPieces(() => db, row.upload_id), codesOf(locations))) count += 1;
   return count;
 }
 
@@ -174,11 +185,11 @@ const contextOf = (row: VariantImportRow): EventContext => ({ actorId: row.creat
  * Stores failed rows for the error report. Those counted without their cells (an all-or-nothing
  * run) take them from the upload, read once more, a page at a time.
  */
-async function storeFailedRows(trx: Transaction<Database>, row: VariantImportRow, failures: FailedRow[]): Promise<void> {
+async function storeFailedRows(trx: Transaction<Database>, row: VariantImportRow, failures: FailedRow[], locations: LocationsByCode): Promise<void> {
   await insertImportErrors(trx, row.id, failures.filter((failure) => failure.fields !== undefined));
   const unread = new Map(failures.filter((failure) => failure.fields === undefined).map((failure) => [failure.line, failure.error]));
   let page: FailedRow[] = [];
-  for await (const fileRow of unread.size > 0 ? rowsOf(row.format, uploadPieces(() => trx, row.upload_id)) : []) {
+  for await (const fileRow of unread.size > 0 ? rowsOf(row.format, uploadPieces(() => trx, row.upload_id), codesOf(locations)) : []) {
     const error = unread.get(fileRow.line);
     if (error === undefined) continue;
     unread.delete(fileRow.line);
@@ -192,8 +203,8 @@ async function storeFailedRows(trx: Transaction<Database>, row: VariantImportRow
 }
 
 /** The end of an import: its status and counts, its stored errors, `import.finished`; the upload goes. */
-async function finish(trx: Transaction<Database>, row: VariantImportRow, claim: ImportClaim, status: ImportStatus, tally: Tally, rowsTotal: number | null): Promise<void> {
-  await storeFailedRows(trx, row, tally.takeErrors());
+async function finish(trx: Transaction<Database>, row: VariantImportRow, claim: ImportClaim, status: ImportStatus, tally: Tally, rowsTotal: number | null, locations: LocationsByCode): Promise<void> {
+  await storeFailedRows(trx, row, tally.takeErrors(), locations);
   const written = await writeUnderClaim(trx, claim, { ...tally.progress(), status, finished_at: new Date() });
   if (!written) throw new NoLongerOurs();
   const { created, updated, unchanged, failed } = tally;
@@ -207,10 +218,10 @@ async function finish(trx: Transaction<Database>, row: VariantImportRow, claim: 
  * claim, so a run that dies, or is cancelled, keeps exactly the batches that committed, and a
  * resumed run goes on from the checkpoint: no row is applied twice.
  */
-async function runInBatches(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, signal: AbortSignal): Promise<void> {
+async function runInBatches(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, locations: LocationsByCode, signal: AbortSignal): Promise<void> {
   let tally = Tally.resumedFrom(row);
   const settings = { mode: row.mode, context: contextOf(row), origin: originOf(row) };
-  for await (const batch of batchesOf(readRows(() => runner.db, row), row.rows_processed)) {
+  for await (const batch of batchesOf(readRows(() => runner.db, row, locations), row.rows_processed)) {
     if (signal.aborted) throw signal.reason;
     // Counted on a copy: a transaction retried after a deadlock must not count its batch twice.
     tally = await inTransaction(runner.db, async (trx) => {
@@ -222,7 +233,7 @@ async function runInBatches(runner: ImportRunner, row: VariantImportRow, claim: 
       return counted;
     });
   }
-  await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'succeeded', tally, rowsTotal));
+  await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'succeeded', tally, rowsTotal, locations));
 }
 
 /**
@@ -232,21 +243,21 @@ async function runInBatches(runner: ImportRunner, row: VariantImportRow, claim: 
  * cancellation is noticed; a dry run, or a run with a failed row, rolls back and keeps only its
  * result.
  */
-async function runAtOnce(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, signal: AbortSignal): Promise<void> {
+async function runAtOnce(runner: ImportRunner, row: VariantImportRow, claim: ImportClaim, rowsTotal: number, locations: LocationsByCode, signal: AbortSignal): Promise<void> {
   const settings = { mode: row.mode, context: contextOf(row), origin: originOf(row) };
   await deleteImportErrors(runner.db, row.id);
   let kept: Tally;
   try {
     await inTransaction(runner.db, async (trx) => {
       const tally = new Tally(false);
-      for await (const batch of batchesOf(readRows(() => trx, row), 0)) {
+      for await (const batch of batchesOf(readRows(() => trx, row, locations), 0)) {
         if (signal.aborted) throw signal.reason;
         const outcomes = await applyBatch(trx, batch, settings);
         batch.forEach((item, index) => tally.count(item, outcomes[index]!));
         if (runner.concurrent && !(await writeUnderClaim(runner.db, claim, { rows_processed: tally.rows_processed }))) throw new NoLongerOurs();
       }
       if (row.dry_run || tally.failed > 0) throw new KeepNothing(tally);
-      await finish(trx, row, claim, 'succeeded', tally, rowsTotal);
+      await finish(trx, row, claim, 'succeeded', tally, rowsTotal, locations);
     });
     return;
   } catch (error) {
@@ -256,7 +267,7 @@ async function runAtOnce(runner: ImportRunner, row: VariantImportRow, claim: Imp
   const status: ImportStatus = row.on_error === 'reject_all' && kept.failed > 0 ? 'failed' : 'succeeded';
   // A real all-or-nothing import that failed stored nothing: its counts say so.
   if (!row.dry_run) Object.assign(kept, { created: 0, updated: 0, unchanged: 0 });
-  await inTransaction(runner.db, (trx) => finish(trx, row, claim, status, kept, rowsTotal));
+  await inTransaction(runner.db, (trx) => finish(trx, row, claim, status, kept, rowsTotal, locations));
 }
 
 const originOf = (row: VariantImportRow) => ({ createReason: `import ${row.id}`, updateReason: `import ${row.id}`, data: { import_id: row.id } });
@@ -272,18 +283,19 @@ export async function runImport(runner: ImportRunner, row: VariantImportRow, sig
     const start = { status: 'running' as const, ...(row.started_at ? {} : { started_at: new Date() }) };
     if (row.status === 'pending' && !(await writeUnderClaim(runner.db, claim, start))) throw new NoLongerOurs();
     let rowsTotal = row.rows_total;
+    const locations = await locationsByCode(runner.db);
     try {
       if (rowsTotal === null) {
-        rowsTotal = await countRows(runner.db, row);
+        rowsTotal = await countRows(runner.db, row, locations);
         if (!(await writeUnderClaim(runner.db, claim, { rows_total: rowsTotal }))) throw new NoLongerOurs();
       }
-      if (row.on_error === 'skip_failed' && !row.dry_run) await runInBatches(runner, row, claim, rowsTotal, signal);
-      else await runAtOnce(runner, row, claim, rowsTotal, signal);
+      if (row.on_error === 'skip_failed' && !row.dry_run) await runInBatches(runner, row, claim, rowsTotal, locations, signal);
+      else await runAtOnce(runner, row, claim, rowsTotal, locations, signal);
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
       const tally = new Tally(false);
       tally.first_errors.push({ line: error.line, message: storedMessage(error.message) });
-      await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'failed', tally, rowsTotal));
+      await inTransaction(runner.db, (trx) => finish(trx, row, claim, 'failed', tally, rowsTotal, locations));
     }
   } catch (error) {
     if (!(error instanceof NoLongerOurs)) throw error;

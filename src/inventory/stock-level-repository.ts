@@ -46,12 +46,14 @@ export async function writeLevelStock(db: Kysely<Database>, variantId: string, l
     .executeTakeFirstOrThrow();
 }
 
-/** The opening stock of new variants at one location, one statement for them all (an import's batch). */
-export async function insertLevels(db: Kysely<Database>, locationId: string, levels: { variant_id: string; stock: number }[]): Promise<void> {
+/** The opening stock of new variants, each at its location, one statement for them all (an import's batch). */
+export async function insertLevels(db: Kysely<Database>, levels: { variant_id: string; location_id: string; stock: number }[]): Promise<void> {
   if (levels.length === 0) return;
   await sql`
     insert into stock_levels (variant_id, location_id, stock)
-    select variant_id, ${locationId}::uuid, stock from unnest(${levels.map((level) => level.variant_id)}::uuid[], ${levels.map((level) => level.stock)}::integer[]) as opened (variant_id, stock)`.execute(db);
+    select variant_id, location_id, stock
+    from unnest(${levels.map((level) => level.variant_id)}::uuid[], ${levels.map((level) => level.location_id)}::uuid[], ${levels.map((level) => level.stock)}::integer[])
+      as opened (variant_id, location_id, stock)`.execute(db);
 }
 
 /** A variant's level at every location, by priority then code, zeros included (GET /api/variants/{id}/stock). */

@@ -4,6 +4,7 @@ import { record, recordingSteps, type EventContext, type EventOfRow, type NewEve
 import { AppError, validationFailed, type FieldProblem } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { lockVariantsNamedByLines } from './line-variants.js';
+import { locationsByPriority } from './location-repository.js';
 import { insertStockMovement, insertStockMovements } from './stock-movement-repository.js';
 import { defaultLocationId, insertLevels, levelsOfVariants, shareLocations, writeLevelStock } from './stock-level-repository.js';
 import { insertVariantsWithStock, lockVariant, takeHeldUnits, writeStock, type StockedVariant } from './stock-repository.js';
@@ -12,6 +13,8 @@ export const MAX_STOCK = 1e9;
 
 /** A variant's level at every location, by priority then code, zeros included (GET /api/variants/{id}/stock). */
 export { levelsAtEveryLocation } from './stock-level-repository.js';
+/** The levels of some variants: an import's batch plans its `stock.<code>` cells against them, an export writes them. */
+export { levelsOfVariants } from './stock-level-repository.js';
 
 /** Why a stock moves, and who moved it: written on its movement and its event. */
 export interface StockNote {
@@ -30,37 +33,55 @@ export interface StockNote {
  * (createStockedVariants), its fields as variants decided them.
  */
 
+/** A variant's stock at one location, as a write sets it (an import's `stock.<code>` cells). */
+export interface LocationStock {
+  location_id: string;
+  stock: number;
+}
+
+/** Every location, by priority then code (an import's `stock.<code>` columns, an export's). */
+export const everyLocationByPriority = (db: Kysely<Database>): Promise<LocationRow[]> => locationsByPriority.alone(db, []);
+
 /**
- * The opening stock of a variant just created (stock 0), at the default location: its first
- * movement, which belongs to the creation's `variant.created` (API.md section 10), so no event
- * of its own.
+ * Where new variants' opening stock goes: each at the locations it names (share-locked, so none
+ * is deleted under the creation), else all of it at the default location. Zero levels write nothing.
  */
-export async function openStock(trx: Transaction<Database>, variant: VariantRow, stock: number, note: StockNote): Promise<VariantRow> {
-  if (stock === 0) return variant;
-  const locationId = await defaultLocationId(trx);
-  await writeLevelStock(trx, variant.id, locationId, stock);
+async function openingLevels(trx: Transaction<Database>, variants: { id: string; stock: number; levels?: LocationStock[] | undefined }[]): Promise<(LocationStock & { variant_id: string })[]> {
+  const named = variants.flatMap((variant) => (variant.levels ?? []).map((level) => ({ id: level.location_id, path: '/stock_by_location' })));
+  await namedLocations(trx, named);
+  const fallback = variants.some((variant) => variant.levels === undefined && variant.stock !== 0) ? await defaultLocationId(trx) : undefined;
+  return variants
+    .flatMap((variant) => (variant.levels ?? [{ location_id: fallback!, stock: variant.stock }]).map((level) => ({ variant_id: variant.id, ...level })))
+    .filter((level) => level.stock !== 0);
+}
+
+/**
+ * The opening stock of a variant just created (stock 0), at the default location or at the
+ * locations `levels` names (an import's `stock.<code>` cells, their sum being `stock`): its first
+ * movements, which belong to the creation's `variant.created` (API.md section 10), so no event
+ * of their own.
+ */
+export async function openStock(trx: Transaction<Database>, variant: VariantRow, stock: number, note: StockNote, levels?: LocationStock[]): Promise<VariantRow> {
+  const opening = await openingLevels(trx, [{ id: variant.id, stock, levels }]);
+  if (opening.length === 0) return variant;
+  for (const level of opening) await writeLevelStock(trx, variant.id, level.location_id, level.stock);
   const opened = await writeStock(trx, variant.id, { stock, moveVersion: false });
-  await insertStockMovement(trx, { variant_id: variant.id, location_id: locationId, delta: stock, stock_after: stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId });
+  await insertStockMovements(trx, opening.map((level) => ({ ...level, delta: level.stock, stock_after: level.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })));
   return opened;
 }
 
 /**
  * Many variants just decided by the variants area (an import's batch), inserted with their
- * opening stock at the default location, and their first movements: a few statements for the
- * whole batch (insertVariantsWithStock says why the stock goes in with the row). Like openStock,
- * no event: each movement belongs to its `variant.created`.
+ * opening stock (at the default location, or where `levels` says), and their first movements: a
+ * few statements for the whole batch (insertVariantsWithStock says why the stock goes in with the
+ * row). Like openStock, no event: each movement belongs to its `variant.created`.
  */
-export async function createStockedVariants(trx: Transaction<Database>, variants: StockedVariant[], note: StockNote): Promise<void> {
+export async function createStockedVariants(trx: Transaction<Database>, variants: (StockedVariant & { levels?: LocationStock[] | undefined })[], note: StockNote): Promise<void> {
   if (variants.length === 0) return;
   await insertVariantsWithStock(trx, variants);
-  const stocked = variants.filter((variant) => variant.stock !== 0);
-  if (stocked.length === 0) return;
-  const locationId = await defaultLocationId(trx);
-  await insertLevels(trx, locationId, stocked.map((variant) => ({ variant_id: variant.id, stock: variant.stock })));
-  await insertStockMovements(
-    trx,
-    stocked.map((variant) => ({ variant_id: variant.id, location_id: locationId, delta: variant.stock, stock_after: variant.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })),
-  );
+  const opening = await openingLevels(trx, variants);
+  await insertLevels(trx, opening);
+  await insertStockMovements(trx, opening.map((level) => ({ ...level, delta: level.stock, stock_after: level.stock, reason: note.reason, reference: note.reference, actor_id: note.context.actorId })));
 }
 
 /**
@@ -174,6 +195,35 @@ export async function changeStock(
   if (stockAfter > MAX_STOCK || variant.stock + stockAfter - level.stock > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
   if (stockAfter < level.reserved) throw new AppError('insufficient_stock', `The stock ${shortAt(level, stockAfter, location.code)}.`, [{ path, message: shortAt(level, stockAfter, location.code) }]);
   return setLevel(trx, variant, level, stockAfter, note);
+}
+
+/**
+ * Sets a locked variant's stock at several locations at once (an import's `stock.<code>` cells):
+ * each level that differs moves as PUT /api/variants/{id}/stock with `location_id` moves it
+ * (setLevel: its level, movement and `variant.stock_changed`), the locations share-locked first.
+ * Every level and the total are checked before any moves; the falls go first, so the total on
+ * the way never passes the larger of where it starts and where it ends. The version moves on
+ * once, with the first change, unless the caller's change moved it already.
+ */
+export async function setLevels(trx: Transaction<Database>, variant: VariantRow, targets: LocationStock[], note: StockNote, options: { moveVersion?: boolean } = {}): Promise<VariantRow> {
+  const locations = await namedLocations(trx, targets.map((target) => ({ id: target.location_id, path: '/stock_by_location' })));
+  const levels = await levelsOfVariants(trx, [variant.id]);
+  const moves = targets
+    .map((target) => ({ target, level: levelAt(levels, variant.id, target.location_id), code: locations.get(target.location_id)!.code }))
+    .filter(({ target, level }) => target.stock !== level.stock);
+  const total = moves.reduce((sum, { target, level }) => sum + target.stock - level.stock, variant.stock);
+  for (const { target, level, code } of moves) {
+    const path = `/stock_by_location/${code}`;
+    if (target.stock > MAX_STOCK || total > MAX_STOCK) throw validationFailed(path, `would take the stock above ${MAX_STOCK}`);
+    if (target.stock < level.reserved) throw new AppError('insufficient_stock', `The stock ${shortAt(level, target.stock, code)}.`, [{ path, message: shortAt(level, target.stock, code) }]);
+  }
+  let written = variant;
+  let moveVersion = options.moveVersion ?? true;
+  for (const { target, level } of moves.sort((a, b) => a.target.stock - a.level.stock - (b.target.stock - b.level.stock))) {
+    written = await setLevel(trx, written, level, target.stock, note, { moveVersion });
+    moveVersion = false;
+  }
+  return written;
 }
 
 /** A line of an adjustment: a variant's stock moved at one location. */

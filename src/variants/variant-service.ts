@@ -8,7 +8,7 @@ import { AppError } from '../http/errors.js';
 import { mergePatch } from '../http/merge-patch.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { assertValid } from '../http/validation.js';
-import { assertAboveReserved, closeStock, createStockedVariants, openStock, setStock } from '../inventory/stock-service.js';
+import { assertAboveReserved, closeStock, createStockedVariants, openStock, setLevels, setStock, type LocationStock } from '../inventory/stock-service.js';
 import { deleteVariant, findVariantById, findVariantByIdForUpdate, insertVariant, replaceVariantFields, type VariantFields } from './variant-repository.js';
 import { VariantBody, type BatchOperationInput, type VariantInput, type VariantPatch } from './variant-schemas.js';
 
@@ -39,6 +39,8 @@ async function translatingConflicts<T>(work: () => Promise<T>): Promise<T> {
 interface VariantChange {
   fields: VariantFields;
   stock: number;
+  /** The stock at the locations named (an import's `stock.<code>` cells), `stock` being the total they leave; else `stock` goes where setStock says. */
+  levels?: LocationStock[] | undefined;
 }
 
 /** PUT replaces: optional fields left out take their defaults. */
@@ -79,8 +81,11 @@ async function writeIn(trx: Transaction<Database>, current: VariantRow, change: 
     written = await translatingConflicts(() => replaceVariantFields(trx, current.id, change.fields));
     await record(trx, variantEvent('variant.updated', current.id, { ...changedFields(fieldsOf(current), fieldsOf(written), [...FIELDS]), ...origin.data }), context);
   }
-  if (change.stock !== current.stock) {
-    written = await setStock(trx, written, change.stock, { reason: origin.updateReason, reference: null, context, ...(origin.data ? { data: origin.data } : {}) }, { moveVersion: !fieldsChanged });
+  const note = { reason: origin.updateReason, reference: null, context, ...(origin.data ? { data: origin.data } : {}) };
+  if (change.levels !== undefined) {
+    written = await setLevels(trx, written, change.levels, note, { moveVersion: !fieldsChanged });
+  } else if (change.stock !== current.stock) {
+    written = await setStock(trx, written, change.stock, note, { moveVersion: !fieldsChanged });
   }
   return written;
 }
@@ -99,6 +104,8 @@ const BY_REQUEST: ChangeOrigin = { createReason: 'variant created', updateReason
 export interface VariantState {
   fields: VariantFields;
   stock: number;
+  /** The stock at each location the row names (its `stock.<code>` cells); `stock` is then the total they leave. */
+  levels?: LocationStock[] | undefined;
 }
 
 /**
@@ -113,7 +120,7 @@ export function writeImportedChange(trx: Transaction<Database>, current: Variant
 export async function createImported(trx: Transaction<Database>, id: string, next: VariantState, context: EventContext, origin: ChangeOrigin): Promise<VariantRow> {
   if (await findVariantById(trx, id)) throw variantExists();
   const inserted = await translatingConflicts(() => insertVariant(trx, id, next.fields));
-  const created = await openStock(trx, inserted, next.stock, { reason: origin.createReason, reference: null, context });
+  const created = await openStock(trx, inserted, next.stock, { reason: origin.createReason, reference: null, context }, next.levels);
   await record(trx, variantEvent('variant.created', id, { after: { ...fieldsOf(created), stock: created.stock }, ...origin.data }), context);
   return created;
 }
@@ -127,7 +134,7 @@ export async function createImported(trx: Transaction<Database>, id: string, nex
 export async function createManyImported(trx: Transaction<Database>, variants: (VariantState & { id: string })[], context: EventContext, origin: ChangeOrigin): Promise<void> {
   if (variants.length === 0) return;
   // Inventory inserts the rows: their opening stock and its movements are its own to write (one owner per table).
-  await createStockedVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields, stock: variant.stock })), { reason: origin.createReason, reference: null, context });
+  await createStockedVariants(trx, variants.map((variant) => ({ id: variant.id, ...variant.fields, stock: variant.stock, levels: variant.levels })), { reason: origin.createReason, reference: null, context });
   await recordMany(
     trx,
     variants.map((variant) => variantEvent('variant.created', variant.id, { after: { ...variant.fields, stock: variant.stock }, ...origin.data })),

@@ -9,7 +9,7 @@ async function* onePiece(text: string): AsyncGenerator<Uint8Array> {
 
 async function allRows(format: 'csv' | 'jsonl', text: string): Promise<FileRow[]> {
   const rows: FileRow[] = [];
-  for await (const row of rowsOf(format, onePiece(text))) rows.push(row);
+  for await (const row of rowsOf(format, onePiece(text), new Set())) rows.push(row);
   return rows;
 }
 
@@ -155,7 +155,7 @@ describe('import files: bounds', () => {
   it('ends the rows with the error of a failed read, not a file problem and not an uncaught error (stream.pipeline, not pipe)', { timeout: 10_000 }, async () => {
     const lost = new Error('the database connection was lost');
     const read = async () => {
-      for await (const _ of rowsOf('csv', failingAfter('sku,name\nS-1,a\nS-2,b\n', lost)));
+      for await (const _ of rowsOf('csv', failingAfter('sku,name\nS-1,a\nS-2,b\n', lost), new Set()));
     };
     await assert.rejects(read(), (error) => error === lost);
   });
