@@ -223,10 +223,11 @@ insert into "stock_levels" ("variant_id", "location_id", "stock") values ($1, $2
   on conflict ("variant_id", "location_id") do update set "stock" = $4
   returning *;
 
--- src/inventory/stock-level-repository.ts: insertLevels('00000000-0000-4000-8000-000000000016', [{ variant_id: '00000000-0000-4000-8000-000000000003', stock: 5 }])
+-- src/inventory/stock-level-repository.ts: insertLevels([{ variant_id: '00000000-0000-4000-8000-000000000003', location_id: '00000000-0000-4000-8000-000000000016', stock: 5 }])
 insert into stock_levels (variant_id, location_id, stock)
-  select variant_id, $1::uuid, stock
-    from unnest($2::uuid[], $3::integer[]) as opened (variant_id, stock);
+  select variant_id, location_id, stock
+  from unnest($1::uuid[], $2::uuid[], $3::integer[])
+    as opened (variant_id, location_id, stock);
 
 -- src/inventory/stock-level-repository.ts: levelsAtEveryLocation('00000000-0000-4000-8000-000000000003')
 select "locations"."id" as "location_id", "locations"."code", "locations"."status", coalesce(stock_levels.stock, 0) as "stock", coalesce(stock_levels.reserved, 0) as "reserved"
