@@ -24,7 +24,7 @@ import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
 import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
-import { refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
+import { assertionOf, refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
 
@@ -34,8 +34,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** The cookie that carries a sign-in's `mfa_token` to its second step, as long as the token lives (5 minutes). */
 const SECOND_STEP_COOKIE = 'shop_mfa';
 const SECOND_STEP_SECONDS = 300;
-/** The second factors these pages can ask for without JavaScript. */
-const PAGE_METHODS = ['totp', 'recovery_code'];
+/** The second factors the second-factor page asks for: a passkey only where the page's script runs (and the bundle is installed). */
+const PAGE_METHODS = ['totp', 'recovery_code', 'webauthn'];
 
 /**
  * The schemas of these routes document them; the handlers read the query from the URL (a
@@ -56,6 +56,14 @@ function withPrompt(query: string, prompt: 'create' | undefined): string {
   else parameters.delete('prompt');
   const text = parameters.toString();
   return text ? `?${text}` : '';
+}
+
+/** The proof a second-factor form posts: a TOTP code, a recovery code, or a passkey's assertion (undefined when it is not JSON of that shape). */
+function secondFactorProofOf(form: Record<string, string>): SecondFactorProof | undefined {
+  if (form.action === 'totp') return { code: (form.code ?? '').replace(/\s/g, '') };
+  if (form.action === 'recovery_code') return { recovery_code: (form.recovery_code ?? '').trim() };
+  const webauthn = assertionOf(form.webauthn ?? '');
+  return webauthn ? { webauthn } : undefined;
 }
 
 /** The form's fields, the first value of each (a browser sends each once). */
@@ -161,6 +169,16 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions }), requestPolicy(authorization));
   }
 
+  /**
+   * The second-factor page; with a passkey among the methods, its form carries the request
+   * options for the user's passkeys (a challenge tied to the login's mfa_token, as POST
+   * /api/auth/mfa/webauthn/authentication-options makes it).
+   */
+  async function showSecondFactor(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, mfaToken: string, methods: string[], error?: PageMessage) {
+    const webauthnOptions = passkeys && methods.includes('webauthn') ? await attempts.secondStepPasskeyOptions(db, mfaToken) : undefined;
+    return sendPage(reply, status, secondFactorPage(pageContext(request, reply, authorization), { methods, error, webauthnOptions }), requestPolicy(authorization));
+  }
+
   function showCreateAccount(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: Parameters<typeof createAccountPage>[1]) {
     return sendPage(reply, status, createAccountPage(pageContext(request, reply, authorization), page), requestPolicy(authorization));
   }
@@ -222,7 +240,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
       if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
       cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
-      return sendPage(reply, 200, secondFactorPage(pageContext(request, reply, authorization), { methods }), requestPolicy(authorization));
+      return showSecondFactor(anyone.db, request, reply, authorization, 200, attempt.secondStep.mfa_token, methods);
     }
     if ('error' in attempt) {
       if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
@@ -303,8 +321,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and ' +
           'answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page ' +
           'instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` ' +
-          '(`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page ' +
-          '(the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
+          '(`recovery_code`) or, for a user with a passkey, `passkey` with `step=second_factor` (`webauthn`: the assertion answering the ' +
+          "challenge in that page's `data-webauthn-options`, for the user's passkeys, tied to the login), counted as POST " +
+          '/api/auth/login/mfa counts them (a wrong code or assertion shows the page again, 400, with the methods it had). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, ' +
           'else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` ' +
           'does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes ' +
           'the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; ' +
@@ -317,7 +336,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           200: HtmlPage('The next page: the email code field (after `send_code` or `create`), the second factor, or the consent page.'),
           303: REDIRECT_303,
           400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
-          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed.'),
+          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended; or registration is closed.'),
           429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
         },
       },
@@ -353,19 +372,21 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           return afterFirstFactor(anyone, request, reply, authorization, await attempts.firstStep(db, request, form, byCode), { stage, email });
         }
         case 'passkey':
-          return afterFirstFactor(anyone, request, reply, authorization, await attempts.passkey(db, request, form.webauthn ?? ''), { stage: 'password', email });
+          // The second-factor page's passkey names its step; the sign-in page's is a first factor.
+          if (form.step !== 'second_factor') return afterFirstFactor(anyone, request, reply, authorization, await attempts.passkey(db, request, form.webauthn ?? ''), { stage: 'password', email });
+        // falls through
         case 'totp':
         case 'recovery_code': {
-          const proof: SecondFactorProof = form.action === 'totp' ? { code: (form.code ?? '').replace(/\s/g, '') } : { recovery_code: (form.recovery_code ?? '').trim() };
+          const proof = secondFactorProofOf(form);
           const mfaToken = cookies.read(request, SECOND_STEP_COOKIE);
-          const attempt = await attempts.secondStep(db, request, mfaToken, proof);
+          const attempt = proof ? await attempts.secondStep(db, request, mfaToken, proof) : ({ status: 400, error: { key: 'secondFactor.failed' } } as const);
           if ('error' in attempt) {
-            if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+            if ('retryAfter' in attempt && attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
             // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
-            if (attempt.error.key === 'secondFactor.expired') return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: attempt.error });
+            if (attempt.error.key === 'secondFactor.expired' || !mfaToken) return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: { key: 'secondFactor.expired' } });
             // Asked again with the methods the first step offered: a user without recovery codes is not offered them now.
-            const methods = (await methodsOfLoginToken(db, mfaToken ?? '')).filter((method) => PAGE_METHODS.includes(method));
-            return sendPage(reply, attempt.status, secondFactorPage(pageContext(request, reply, authorization), { methods, error: attempt.error }), requestPolicy(authorization));
+            const methods = (await methodsOfLoginToken(db, mfaToken)).filter((method) => PAGE_METHODS.includes(method));
+            return showSecondFactor(db, request, reply, authorization, attempt.status, mfaToken, methods, attempt.error);
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
           await keepSignIn(anyone, request, reply, attempt);

@@ -13,6 +13,7 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import { completeSecondStep, loginTokenUser, type SecondStep } from '../mfa/mfa-login-service.js';
 import { AuthenticationResponse } from '../mfa/mfa-schemas.js';
 import type { MfaSettings } from '../mfa/mfa-settings.js';
+import { passkeyChallenge } from '../mfa/passkey-challenge-service.js';
 import { signInChallenge, signInWithPasskey } from '../mfa/passkey-sign-in-service.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import type { LiveSigninSession } from '../sessions/signin-sessions.js';
@@ -137,6 +138,22 @@ export class SignInAttempts {
     }
   }
 
+  /**
+   * The request options of a passkey as the second step of the login `mfaToken` names, as POST
+   * /api/auth/mfa/webauthn/authentication-options makes them (the challenge tied to that login);
+   * undefined when the login is gone or the user has no passkey, and the page then offers none.
+   */
+  async secondStepPasskeyOptions(db: Kysely<Database>, mfaToken: string): Promise<string | undefined> {
+    const login = await loginTokenUser(db, mfaToken);
+    if (!login) return undefined;
+    try {
+      return JSON.stringify(await passkeyChallenge(db, this.settings.mfaSettings, login.userId, { loginTokenId: login.tokenId }));
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'not_found') return undefined;
+      throw error;
+    }
+  }
+
   /** The second step (API.md section 12) with the mfa_token the first step left in the browser, counted as POST /api/auth/login/mfa counts it. */
   async secondStep(db: Kysely<Database>, request: FastifyRequest, mfaToken: string | undefined, proof: SecondFactorProof): Promise<SignedIn | Refusal> {
     const { config, rateLimiter, mfaSettings, tokenIssuer } = this.settings;
@@ -166,7 +183,7 @@ export class SignInAttempts {
  * The assertion of the `webauthn` field, when it is JSON of the shape POST
  * /api/auth/login/passkey accepts (its very schema); the service checks everything else.
  */
-function assertionOf(webauthn: string): AuthenticationResponseJSON | undefined {
+export function assertionOf(webauthn: string): AuthenticationResponseJSON | undefined {
   try {
     const parsed: unknown = JSON.parse(webauthn);
     return Value.Check(AuthenticationResponse, parsed) ? (parsed as AuthenticationResponseJSON) : undefined;

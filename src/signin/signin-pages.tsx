@@ -179,14 +179,16 @@ export function errorPage(locale: PageLocale, brand: Brand, text: PageMessage, a
 
 /**
  * The second step of a sign-in whose user has a second factor (API.md sections 12 and 18): a
- * code of the authenticator app (`action=totp`), or a recovery code (`action=recovery_code`),
- * each its own form so Enter sends the field it is in. A passkey is not asked for here: it signs
- * in by itself, from the sign-in page.
+ * code of the authenticator app (`action=totp`), a recovery code (`action=recovery_code`), or,
+ * with `webauthnOptions`, a passkey (`action=passkey` with `step=second_factor`, the assertion
+ * in `webauthn`, posted by the script of passkey-script.ts, which shows its button), each its own
+ * form so Enter sends the field it is in.
  */
-export function secondFactorPage(context: PageContext, page: { methods: string[]; error?: PageMessage }): string {
+export function secondFactorPage(context: PageContext, page: { methods: string[]; error?: PageMessage; webauthnOptions?: string }): string {
   const { locale } = context;
   const describedBy = page.error ? ERROR_ID : undefined;
   const invalid = page.error ? 'true' : undefined;
+  const passkey = page.methods.includes('webauthn') ? page.webauthnOptions : undefined;
   return renderPage({
     locale,
     brand: context.brand,
@@ -194,13 +196,24 @@ export function secondFactorPage(context: PageContext, page: { methods: string[]
     children: (
       <>
         <FormMessages locale={locale} error={page.error} />
+        {passkey && (
+          <form method="post" action={context.formAction} class="stack" data-webauthn-options={passkey}>
+            <input type="hidden" name="csrf_token" value={context.csrfToken} />
+            <input type="hidden" name="step" value="second_factor" />
+            <input type="hidden" name="webauthn" value="" />
+            <p>{message(locale, 'secondFactor.passkey')}</p>
+            <button type="submit" name="action" value="passkey" class="primary" hidden>
+              {message(locale, 'secondFactor.withPasskey')}
+            </button>
+          </form>
+        )}
         {page.methods.includes('totp') && (
           <form method="post" action={context.formAction} class="stack">
             <input type="hidden" name="csrf_token" value={context.csrfToken} />
             <p id="totp-help">{message(locale, 'secondFactor.totp')}</p>
             <label for="code">{message(locale, 'field.code')}</label>
             <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" maxLength={16} aria-invalid={invalid} aria-describedby={['totp-help', describedBy].filter(Boolean).join(' ')} />
-            <button type="submit" name="action" value="totp" class="primary">
+            <button type="submit" name="action" value="totp" class={passkey ? undefined : 'primary'}>
               {message(locale, 'secondFactor.confirm')}
             </button>
           </form>
@@ -216,6 +229,7 @@ export function secondFactorPage(context: PageContext, page: { methods: string[]
             </button>
           </form>
         )}
+        {passkey && <script src="/oauth/assets/passkey.js" defer />}
       </>
     ),
   });

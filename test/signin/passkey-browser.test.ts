@@ -60,16 +60,22 @@ describe('a passkey on the hosted sign-in page, in a browser', { skip: noChromiu
     await new Promise((resolve) => appServer?.close(resolve));
   });
 
-  /** A user with a passkey registered through the API by a software authenticator, its key put into a new virtual authenticator of Chromium. */
+  let authenticatorId: string | undefined;
+  /** A user with a passkey registered through the API by a software authenticator, its key put into Chromium's virtual authenticator. */
   async function userWithPasskeyInChromium() {
     const user = await createUser(testApp.app);
     const software = new SoftwareAuthenticator(baseUrl, 'localhost');
     const registered = await registerPasskey(testApp.app, user, software);
     assert.equal(registered.statusCode, 201, registered.body);
     const credential = software.credentials[0]!;
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    // Chromium keeps one internal authenticator: a later user's passkey joins the one there.
+    authenticatorId ??= (
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      })
+    ).authenticatorId;
+    // Only this user's passkey in it, so the browser has one to choose.
+    await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
     await cdp.send('WebAuthn.addCredential', {
       authenticatorId,
       credential: {
@@ -107,10 +113,9 @@ describe('a passkey on the hosted sign-in page, in a browser', { skip: noChromiu
       assert.deepEqual(await accessibilityViolationsOf(page), [], `no axe violation at ${width} px`);
     }
     // Chromium's virtual authenticator answers the conditional (autofill) request at once, as a person picking the passkey would.
-    const { user, authenticatorId } = await userWithPasskeyInChromium();
+    const { user } = await userWithPasskeyInChromium();
     await page.reload();
     await landedSignedIn(user.id, 'autofill');
-    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
     assert.deepEqual(policyReports, [], 'the policy refused nothing the page uses');
   });
 
@@ -123,6 +128,32 @@ describe('a passkey on the hosted sign-in page, in a browser', { skip: noChromiu
     await page.goto(signInUrl('button'));
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await landedSignedIn(user.id, 'button');
+    assert.deepEqual(policyReports, []);
+  });
+
+  it('confirms a password sign-in with the passkey on the second-factor page, as amr pwd hwk mfa', async () => {
+    await page.context().clearCookies();
+    // The sign-in page's autofill would sign in with the passkey at once, as a first factor: this person types a password.
+    await page.addInitScript(() => {
+      PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+    });
+    const { user } = await userWithPasskeyInChromium();
+    await page.goto(signInUrl('second-factor'));
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+    const button = page.getByRole('button', { name: 'Confirm with a passkey' });
+    await button.waitFor({ state: 'visible' });
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+      assert.deepEqual(await accessibilityViolationsOf(page), [], `no axe violation at ${width} px`);
+    }
+    await button.click();
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    assert.equal(new URL(page.url()).searchParams.get('state'), 'second-factor');
+    const signIn = await testApp.db.selectFrom('sessions').select(['amr']).where('user_id', '=', user.id).where('browser_secret_hash', 'is not', null).executeTakeFirstOrThrow();
+    assert.deepEqual(signIn.amr, ['pwd', 'hwk', 'mfa']);
     assert.deepEqual(policyReports, []);
   });
 });
