@@ -34,8 +34,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** The cookie that carries a sign-in's `mfa_token` to its second step, as long as the token lives (5 minutes). */
 const SECOND_STEP_COOKIE = 'shop_mfa';
 const SECOND_STEP_SECONDS = 300;
-/** The second factors the second-factor page asks for: a passkey only where the page's script runs (and the bundle is installed). */
-const PAGE_METHODS = ['totp', 'recovery_code', 'webauthn'];
+/** The second factors the second-factor page asks for without JavaScript; a passkey too when the page's script is served. */
+const PAGE_METHODS = ['totp', 'recovery_code'];
 
 /**
  * The schemas of these routes document them; the handlers read the query from the URL (a
@@ -82,6 +82,7 @@ function readForm(text: string): Record<string, string> {
 export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssuer; passkeys: boolean }> = async (app, { tokenIssuer, passkeys }) => {
   const { config } = app;
   const cookies = new BrowserCookies(config.publicUrl);
+  const pageMethods = passkeys ? [...PAGE_METHODS, 'webauthn'] : PAGE_METHODS;
   const csrf = new CsrfTokens(cookies);
   const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
   const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
@@ -237,7 +238,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     page: SignInPage,
   ) {
     if ('secondStep' in attempt) {
-      const methods = attempt.secondStep.methods.filter((method) => PAGE_METHODS.includes(method));
+      const methods = attempt.secondStep.methods.filter((method) => pageMethods.includes(method));
       if (methods.length === 0) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'secondFactor.unavailable' });
       cookies.write(reply, SECOND_STEP_COOKIE, attempt.secondStep.mfa_token, SECOND_STEP_SECONDS);
       return showSecondFactor(anyone.db, request, reply, authorization, 200, attempt.secondStep.mfa_token, methods);
@@ -385,7 +386,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
             if (attempt.error.key === 'secondFactor.expired' || !mfaToken) return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: { key: 'secondFactor.expired' } });
             // Asked again with the methods the first step offered: a user without recovery codes is not offered them now.
-            const methods = (await methodsOfLoginToken(db, mfaToken)).filter((method) => PAGE_METHODS.includes(method));
+            const methods = (await methodsOfLoginToken(db, mfaToken)).filter((method) => pageMethods.includes(method));
             return showSecondFactor(db, request, reply, authorization, attempt.status, mfaToken, methods, attempt.error);
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
