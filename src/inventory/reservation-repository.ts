@@ -114,7 +114,7 @@ const readStatement = preparedQuery((db, id: string) => withLinesAndLapse(db, id
 /** The lines whose variant is missing or short, read without a lock in the statement's snapshot. */
 const unavailable = sql`unavailable as (
       select 1 from wanted left join variants on variants.id = wanted.variant_id
-      where variants.id is null or variants.stock - variants.reserved < wanted.quantity),`;
+      where variants.id is null or variants.stock - variants.reserved - variants.available_at_inactive_locations < wanted.quantity),`;
 
 /**
  * How a reservation of one line holds its units in its insert's statement: `after` the insert

@@ -226,6 +226,29 @@ export async function variantsByIds(trx: Transaction<Database>, ids: string[]): 
 // Built once (prepared-query.ts), one text for any number of ids.
 const variantsStatement = preparedQuery((db, ids: string[]) => db.selectFrom('variants').selectAll().where(sql<boolean>`id = any(${ids}::uuid[])`));
 
+/**
+ * After a location's status changed (its row locked by the change): locks the variants holding a
+ * level there, in id order as every writer locks them, then recounts their
+ * `available_at_inactive_locations` in a statement of its own, so it reads every level as the
+ * writers that held those locks left it (a writer after this one keeps it by 0036's trigger).
+ */
+export async function recountAvailableAtInactiveLocations(trx: Transaction<Database>, locationId: string): Promise<void> {
+  const held = await trx
+    .selectFrom('variants')
+    .select('id')
+    .where('id', 'in', (eb) => eb.selectFrom('stock_levels').select('variant_id').where('location_id', '=', locationId))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  if (held.length === 0) return;
+  await sql`
+    update variants set available_at_inactive_locations = coalesce((
+      select sum(stock_levels.stock - stock_levels.reserved)::integer
+      from stock_levels join locations on locations.id = stock_levels.location_id
+      where stock_levels.variant_id = variants.id and locations.status = 'inactive'), 0)
+    where id = any(${held.map((row) => row.id)}::uuid[])`.execute(trx);
+}
+
 /** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */
 export async function takeReconciliationTurn(trx: Transaction<Database>): Promise<boolean> {
   const { rows } = await sql<{ taken: boolean }>`select pg_try_advisory_xact_lock(${RECONCILIATION_LOCK}) as taken`.execute(trx);
