@@ -268,6 +268,16 @@ export async function insertAllocations(trx: Transaction<Database>, allocations:
   await trx.insertInto('reservation_allocations').values(allocations).execute();
 }
 
+/**
+ * Replaces the allocations of some lines of a locked reservation (a reallocation) and moves its
+ * `updated_at` on; the row as it is after.
+ */
+export async function replaceAllocations(trx: Transaction<Database>, reservationId: string, positions: number[], allocations: ReservationAllocationRow[]): Promise<ReservationRow> {
+  await trx.deleteFrom('reservation_allocations').where('reservation_id', '=', reservationId).where('position', 'in', positions).execute();
+  await insertAllocations(trx, allocations);
+  return trx.updateTable('reservations').set({ updated_at: sql<Date>`now()` }).where('id', '=', reservationId).returningAll().executeTakeFirstOrThrow();
+}
+
 /** Active reservations and the oldest time one has been overdue: for the metrics. */
 export async function overdueReservationStats(db: Kysely<Database>): Promise<{ count: number; oldestAgeSeconds: number }> {
   const stats = await db

@@ -25,6 +25,12 @@ export function lockVariantsInIdOrder(trx: Transaction<Database>, ids: string[])
   return trx.selectFrom('variants').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
 
+/** Moves on the versions of locked variants whose figures per location changed though their totals did not (a reallocation). */
+export async function moveVersions(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.updateTable('variants').set({ version: sql`version + 1`, updated_at: new Date() }).where('id', 'in', ids).execute();
+}
+
 /** Whether a variant exists, read beside the caller (the 404 of a variant's sub-resources). */
 export const variantKey = callerRead<{ id: string }, [string]>('inventory.variantKey', (db, id) => db.selectFrom('variants').select('id').where('id', '=', id));
 
