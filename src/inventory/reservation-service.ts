@@ -293,7 +293,9 @@ export async function commitInOneStatement(db: Kysely<Database>, id: string, con
   // The units are taken only if the reservation closes, so it closes only if they can be taken:
   // its variant is there and holds them (a variant with units reserved cannot be deleted).
   const heldStill = sql<boolean>`exists (select 1 from stock_levels where variant_id = ${line.variant_id} and location_id = ${locationId} and reserved >= ${line.quantity})`;
-  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
+  // Unchanged since the read (its row's version): a reallocation meanwhile moved its units elsewhere, and the transaction answers.
+  const unchanged = sql<boolean>`xmin::text = ${reservation.row_version}`;
+  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${unchanged} and ${heldStill} and ${letIn()}`);
   const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, locationId, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
   return closed && { ...closed, lines: reservation.lines, allocations: reservation.allocations };
 }

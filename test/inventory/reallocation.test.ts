@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
-import { createUser, newVariantBody, problemOf, useAppWithAdmin } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import { createUser, newVariantBody, onPostgres, problemOf, useAppWithAdmin, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
 
 const uniqueCode = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
@@ -172,5 +174,68 @@ describe('reallocation of a reservation', () => {
     const byManager = await fixture.app.inject({ method: 'POST', url: `/api/reservations/${created.id}/reallocate`, headers: manager.auth, payload: toStore });
     assert.equal(byManager.statusCode, 200, byManager.body);
     assert.deepEqual(await levels(variant.id), { [theDefault]: [5, 0], [store.id]: [5, 2] });
+  });
+});
+
+describe('a commit or release that waited for a reallocation (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
+  const fixture = useTwoInstancesWithAdmin();
+  const asAdmin = (request: InjectOptions) => fixture.first.app.inject({ ...request, headers: { ...fixture.admin.auth, ...request.headers } });
+  const levels = async (variantId: string) =>
+    Object.fromEntries(
+      (await fixture.first.db.selectFrom('stock_levels').select(['location_id', 'stock', 'reserved']).where('variant_id', '=', variantId).execute()).map((level) => [level.location_id, [level.stock, level.reserved]]),
+    );
+
+  /**
+   * Another transaction moves the reservation's first line from the default to the store, as a
+   * reallocation writes it (the reservation's row locked first), and commits only once `action`
+   * waits for that lock: the action must then act on the allocation the move left, not on the
+   * one it read or saw in its statement's snapshot.
+   */
+  async function whileMoved(action: () => Promise<LightMyRequestResponse>, reservation: { id: string; variantId: string; quantity: number }, from: string, to: string) {
+    let answer: Promise<LightMyRequestResponse> | undefined;
+    await fixture.second.db.transaction().execute(async (other) => {
+      await sql`update reservations set updated_at = now() where id = ${reservation.id}`.execute(other);
+      await sql`select id from variants where id = ${reservation.variantId} for update`.execute(other);
+      await sql`update stock_levels set reserved = reserved - ${reservation.quantity} where variant_id = ${reservation.variantId} and location_id = ${from}`.execute(other);
+      await sql`update stock_levels set reserved = reserved + ${reservation.quantity} where variant_id = ${reservation.variantId} and location_id = ${to}`.execute(other);
+      await sql`update reservation_allocations set location_id = ${to} where reservation_id = ${reservation.id} and position = 0`.execute(other);
+      answer = action();
+      for (;;) {
+        const waiting = await sql<{ count: string }>`select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like '%reservations%'`.execute(fixture.first.db);
+        if (Number(waiting.rows[0]!.count) > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
+    return answer!;
+  }
+
+  const setUp = async () => {
+    const variant = (await asAdmin({ method: 'POST', url: '/api/variants', payload: newVariantBody(0, 'rw') })).json() as { id: string };
+    const other = (await asAdmin({ method: 'POST', url: '/api/variants', payload: newVariantBody(5, 'rw') })).json() as { id: string };
+    const theDefault = (await fixture.first.db.selectFrom('locations').select('id').where('is_default', '=', true).executeTakeFirstOrThrow()).id;
+    const store = (await asAdmin({ method: 'POST', url: '/api/locations', payload: { code: uniqueCode('rw'), name: 'Store', priority: 500 } })).json() as { id: string };
+    for (const location of [theDefault, store.id]) {
+      assert.equal((await asAdmin({ method: 'PUT', url: `/api/variants/${variant.id}/stock`, payload: { stock: 5, location_id: location, reason: 'count' } })).statusCode, 200);
+    }
+    return { variant, other, theDefault, store };
+  };
+
+  it('commits a one-line reservation at the location a reallocation moved it to while the commit waited', { timeout: 60_000 }, async () => {
+    const { variant, theDefault, store } = await setUp();
+    const held = (await asAdmin({ method: 'POST', url: '/api/reservations', payload: { lines: [{ variant_id: variant.id, quantity: 2 }] } })).json();
+    assert.deepEqual(held.lines[0].allocations, [{ location_id: theDefault, quantity: 2 }]);
+    const committed = await whileMoved(() => asAdmin({ method: 'POST', url: `/api/reservations/${held.id}/commit` }), { id: held.id, variantId: variant.id, quantity: 2 }, theDefault, store.id);
+    assert.equal(committed.statusCode, 200, committed.body);
+    assert.deepEqual(committed.json().lines[0].allocations, [{ location_id: store.id, quantity: 2 }]);
+    assert.deepEqual(await levels(variant.id), { [theDefault]: [5, 0], [store.id]: [3, 0] }, 'the units left the store, where they were held');
+  });
+
+  it('releases a reservation of several lines at the locations a reallocation moved them to while the release waited', { timeout: 60_000 }, async () => {
+    const { variant, other, theDefault, store } = await setUp();
+    const held = (await asAdmin({ method: 'POST', url: '/api/reservations', payload: { lines: [{ variant_id: variant.id, quantity: 2 }, { variant_id: other.id, quantity: 1 }] } })).json();
+    const released = await whileMoved(() => asAdmin({ method: 'POST', url: `/api/reservations/${held.id}/release` }), { id: held.id, variantId: variant.id, quantity: 2 }, theDefault, store.id);
+    assert.equal(released.statusCode, 200, released.body);
+    assert.deepEqual(await levels(variant.id), { [theDefault]: [5, 0], [store.id]: [5, 0] }, 'nothing left reserved at either');
+    assert.deepEqual(await levels(other.id), { [theDefault]: [5, 0] });
   });
 });
