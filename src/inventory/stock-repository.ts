@@ -237,6 +237,7 @@ const variantsStatement = preparedQuery((db, ids: string[]) => db.selectFrom('va
  * level there, in id order as every writer locks them, then recounts their
  * `available_at_inactive_locations` in a statement of its own, so it reads every level as the
  * writers that held those locks left it (a writer after this one keeps it by 0036's trigger).
+ * A variant whose `available` changed moves its version on, so a cached copy (its ETag) is refreshed.
  */
 export async function recountAvailableAtInactiveLocations(trx: Transaction<Database>, locationId: string): Promise<void> {
   const held = await trx
@@ -248,11 +249,15 @@ export async function recountAvailableAtInactiveLocations(trx: Transaction<Datab
     .execute();
   if (held.length === 0) return;
   await sql`
-    update variants set available_at_inactive_locations = coalesce((
-      select sum(stock_levels.stock - stock_levels.reserved)::integer
-      from stock_levels join locations on locations.id = stock_levels.location_id
-      where stock_levels.variant_id = variants.id and locations.status = 'inactive'), 0)
-    where id = any(${held.map((row) => row.id)}::uuid[])`.execute(trx);
+    with counted as (
+      select held.id, coalesce((
+        select sum(stock_levels.stock - stock_levels.reserved)::integer
+        from stock_levels join locations on locations.id = stock_levels.location_id
+        where stock_levels.variant_id = held.id and locations.status = 'inactive'), 0) as available
+      from unnest(${held.map((row) => row.id)}::uuid[]) as held (id))
+    update variants set available_at_inactive_locations = counted.available, version = version + 1, updated_at = ${new Date()}
+    from counted
+    where variants.id = counted.id and variants.available_at_inactive_locations <> counted.available`.execute(trx);
 }
 
 /** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */

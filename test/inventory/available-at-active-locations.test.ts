@@ -35,8 +35,10 @@ describe("a variant's available over active locations only", () => {
     assert.equal(held.statusCode, 201, held.body);
     assert.deepEqual(await figures(variant.id), [4, 1, 3]);
 
+    const versionBefore = (await asAdmin({ method: 'GET', url: `/api/variants/${variant.id}` })).json().version;
     assert.equal((await asAdmin({ method: 'PATCH', url: `/api/locations/${store.id}`, payload: { status: 'inactive' } })).statusCode, 200);
     assert.deepEqual(await figures(variant.id), [4, 1, 0], 'its 3 free units are at an inactive location');
+    assert.equal((await asAdmin({ method: 'GET', url: `/api/variants/${variant.id}` })).json().version, versionBefore + 1, 'available changed, so the version (the ETag) moves on');
     assert.deepEqual(await listed(body.product_id, true), []);
     assert.deepEqual(await listed(body.product_id, false), [[variant.id, 0]]);
     const refused = await asAdmin({ method: 'POST', url: '/api/reservations', payload: { lines: [{ variant_id: variant.id, quantity: 1 }] } });
