@@ -1,4 +1,5 @@
 import * as locationRepository from '../../src/inventory/location-repository.js';
+import * as reconciliationRepository from '../../src/inventory/reconciliation-repository.js';
 import * as reservationRepository from '../../src/inventory/reservation-repository.js';
 import * as stockLevelRepository from '../../src/inventory/stock-level-repository.js';
 import * as stockMovementRepository from '../../src/inventory/stock-movement-repository.js';
@@ -48,6 +49,7 @@ export const inventory: RepositoryFile[] = [
       closingSteps: notSql('fragment'),
       stillOpen: notSql('fragment'),
       insertAllocations: call(reservationRepository.insertAllocations, [{ reservation_id: SAMPLE.reservationId, position: 0, location_id: SAMPLE.locationId, quantity: 2 }]),
+      replaceAllocations: call(reservationRepository.replaceAllocations, SAMPLE.reservationId, [0], [{ reservation_id: SAMPLE.reservationId, position: 0, location_id: SAMPLE.locationId, quantity: 2 }]),
       closeReservations: call(reservationRepository.closeReservations, [SAMPLE.reservationId], 'released'),
       claimLapsedReservations: call(reservationRepository.claimLapsedReservations, 100),
       overdueReservationStats: call(reservationRepository.overdueReservationStats),
@@ -62,6 +64,7 @@ export const inventory: RepositoryFile[] = [
       locationsByIds: call(stockLevelRepository.locationsByIds, [SAMPLE.locationId]),
       levelsOfVariants: call(stockLevelRepository.levelsOfVariants, [SAMPLE.variantId]),
       writeLevelStock: call(stockLevelRepository.writeLevelStock, SAMPLE.variantId, SAMPLE.locationId, 15),
+      moveReserved: call(stockLevelRepository.moveReserved, [{ variant_id: SAMPLE.variantId, location_id: SAMPLE.locationId, delta: 2 }]),
       insertLevels: call(stockLevelRepository.insertLevels, [{ variant_id: SAMPLE.variantId, location_id: SAMPLE.locationId, stock: 5 }]),
       levelsAtEveryLocation: call(stockLevelRepository.levelsAtEveryLocation, SAMPLE.variantId),
       locationHoldsStock: call(stockLevelRepository.locationHoldsStock, SAMPLE.locationId),
@@ -94,6 +97,15 @@ export const inventory: RepositoryFile[] = [
       variantsByIds: call(stockRepository.variantsByIds, [SAMPLE.variantId]),
       takeReconciliationTurn: call(stockRepository.takeReconciliationTurn),
       writeReserved: call(stockRepository.writeReserved, SAMPLE.variantId, 2),
+      moveVersions: call(stockRepository.moveVersions, [SAMPLE.variantId]),
+      recountAvailableAtInactiveLocations: call(stockRepository.recountAvailableAtInactiveLocations, SAMPLE.locationId),
+    },
+  },
+  {
+    file: 'src/inventory/reconciliation-repository.ts',
+    area: 'inventory',
+    entries: {
+      levelMismatches: call(reconciliationRepository.levelMismatches, 100),
     },
   },
 ];

@@ -30,6 +30,7 @@ import { appSessions } from './migrations/0029-app-sessions.js';
 import { emailCodes } from './migrations/0030-email-codes.js';
 import { authorizationServer } from './migrations/0031-authorization-server.js';
 import { stockLevels } from './migrations/0035-stock-levels.js';
+import { availableAtInactiveLocations } from './migrations/0036-available-at-inactive-locations.js';
 import { emailCodeSignups } from './migrations/0038-email-code-signups.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0030-email-codes': emailCodes,
   '0031-authorization-server': authorizationServer,
   '0035-stock-levels': stockLevels,
+  '0036-available-at-inactive-locations': availableAtInactiveLocations,
   '0038-email-code-signups': emailCodeSignups,
 };
 

@@ -252,6 +252,8 @@ export interface VariantsTable {
   /** inventory/'s, as `reserved`: a new row starts at 0 (the column's default), and inventory opens it. */
   stock: ColumnType<number, number | undefined, number>;
   reserved: ColumnType<number, number | undefined, number>;
+  /** The units available (stock − reserved) at the variant's inactive locations, kept by 0036's trigger and inventory/'s location changes: `available` leaves them out. */
+  available_at_inactive_locations: ColumnType<number, never, never>;
   attributes: ColumnType<Record<string, string>, string, string>;
   version: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;

@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'reservation.committed',
   'reservation.released',
   'reservation.expired',
+  'reservation.reallocated',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

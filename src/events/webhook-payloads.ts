@@ -48,6 +48,10 @@ const locationSettings = Type.Object({
 });
 const lines = Type.Array(Type.Object({ variant_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() }));
 const statusChange = (from: string, to: string) => Type.Object({ before: Type.Object({ status: Type.Literal(from) }), after: Type.Object({ status: Type.Literal(to) }) });
+const allocatedLines = Type.Array(
+  Type.Object({ variant_id: Type.String({ format: 'uuid' }), allocations: Type.Array(Type.Object({ location_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() })) }),
+  { description: 'The lines the reallocation named, each with where it holds its units.' },
+);
 const closing = (status: string) => Type.Intersect([statusChange('active', status), Type.Object({ lines, reference: Type.Union([Type.String(), Type.Null()]) })]);
 
 const DATA: Record<EventType, { summary: string; data: TSchema }> = {
@@ -114,6 +118,10 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
   'reservation.committed': { summary: 'A reservation was committed: its units left the stock.', data: closing('committed') },
   'reservation.released': { summary: 'A reservation was released: its units are available again.', data: closing('released') },
   'reservation.expired': { summary: 'A reservation expired: its units are available again.', data: closing('expired') },
+  'reservation.reallocated': {
+    summary: 'Some lines of an active reservation now hold their units at other locations (API.md section 21 names no event for it; this one is the nearest to the others).',
+    data: Type.Object({ before: Type.Object({ lines: allocatedLines }), after: Type.Object({ lines: allocatedLines }), reference: Type.Union([Type.String(), Type.Null()]) }),
+  },
   'webhook.created': { summary: 'A webhook was created.', data: Type.Object({ after: webhookSettings }) },
   'webhook.updated': { summary: 'A webhook was changed (enabled included).', data: changed('url, events, description and enabled') },
   'webhook.deleted': { summary: 'A webhook was deleted.', data: Type.Object({ before: webhookSettings }) },

@@ -38,6 +38,11 @@ export const inventoryPlugin = fastifyPlugin(
       help: 'Variants whose reserved differed from their open reservation lines at the last reconciliation (up to 100); anything but 0 is a defect.',
       aggregator: 'max',
     });
+    const levelMismatches = app.metrics.gauge({
+      name: 'inventory_level_mismatches',
+      help: "Levels whose reserved or stock differed from their open allocations or movements, or variants whose units at inactive locations differed from those levels, at the last reconciliation (up to 100); anything but 0 is a defect.",
+      aggregator: 'max',
+    });
     const repairs = app.metrics.counter({ name: 'inventory_reserved_repairs_total', help: 'Variants whose reserved the reconciliation set back to their open reservation lines.' });
     options.jobs.add({
       name: 'reconcile-reserved',
@@ -45,6 +50,7 @@ export const inventoryPlugin = fastifyPlugin(
       run: async () => {
         const pass = await reconcileReserved(db, app.log);
         if (pass.found !== undefined) mismatches.set(pass.found);
+        if (pass.levelsFound !== undefined) levelMismatches.set(pass.levelsFound);
         repairs.inc(pass.repaired);
       },
     });

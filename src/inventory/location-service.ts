@@ -7,6 +7,7 @@ import type { EventType } from '../events/event-types.js';
 import { AppError } from '../http/errors.js';
 import { lockForWrite } from '../http/preconditions.js';
 import { locationHoldsStock } from './stock-level-repository.js';
+import { recountAvailableAtInactiveLocations } from './stock-repository.js';
 import { clearDefaultLocation, deleteLocation, insertLocation, lockLocation, takeDefaultLocationTurn, updateLocation } from './location-repository.js';
 import type { CreateLocationInput, LocationPatch } from './location-schemas.js';
 
@@ -62,6 +63,8 @@ export async function patchLocation(trx: Transaction<Database>, id: string, ifMa
   const updated = await translatingCodeTaken(() =>
     updateLocation(trx, id, { code: next.code, name: next.name, priority: next.priority, status: next.status, is_default: next.is_default }),
   );
+  // What the location holds leaves the variants' `available` (or comes back to it) with its status.
+  if (next.status !== current.status) await recountAvailableAtInactiveLocations(trx, id);
   await record(trx, locationEvent('location.updated', id, changed), context);
   return updated;
 }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
+import { levelMismatches } from './reconciliation-repository.js';
 import { reservedMismatches, unitsHeldByOpenLines } from './reservation-repository.js';
 import { lockVariant, takeReconciliationTurn, writeReserved } from './stock-repository.js';
 
@@ -13,6 +14,12 @@ export interface ReconciliationPass {
   found?: number;
   /** Of those, the ones set right (recounted under the row's lock). */
   repaired: number;
+  /**
+   * Figures per location found differing from what they are made of (a level's `reserved` from
+   * its open allocations, its `stock` from its movements, a variant's units available at inactive
+   * locations from those levels), up to REPAIR_BATCH; undefined when another instance had the turn.
+   */
+  levelsFound?: number;
 }
 
 /**
@@ -23,7 +30,9 @@ export interface ReconciliationPass {
  * an error for the operator (the metric `inventory_reserved_mismatches` and its alert, README)
  * and repairs it: under the variant's lock, recounted, so a reservation in flight is either
  * wholly counted or not yet. Open lines of a variant that is gone, or holding more than its
- * stock, cannot be set right by a counter: they are reported again each pass.
+ * stock, cannot be set right by a counter: they are reported again each pass. The same pass
+ * then checks the figures per location (API.md section 21: reconciliation-repository.ts) and
+ * reports each difference as an error (the metric `inventory_level_mismatches`), repairing none.
  */
 export async function reconcileReserved(db: Kysely<Database>, log: FastifyBaseLogger): Promise<ReconciliationPass> {
   return inTransaction(db, async (trx) => {
@@ -41,6 +50,9 @@ export async function reconcileReserved(db: Kysely<Database>, log: FastifyBaseLo
       }
       if (outcome !== 'equal when recounted') log.error({ variantId: mismatch.variant_id, counted: mismatch.counted, held: mismatch.held, outcome }, "a variant's reserved differed from its open reservation lines");
     }
-    return { found: mismatches.length, repaired };
+    // Read after the repairs, which set levels' reserved right with their variant's: what is left is for the operator.
+    const levels = await levelMismatches(trx, REPAIR_BATCH);
+    for (const mismatch of levels) log.error(mismatch, 'a figure per location differed from what it is made of');
+    return { found: mismatches.length, repaired, levelsFound: levels.length };
   });
 }

@@ -17,6 +17,10 @@ export interface Reservation extends ReservationRow {
 /** A reservation row read FOR UPDATE, with whether its time is up by the database's clock. */
 export interface LockedReservation extends Reservation {
   lapsed: boolean;
+  /** The row's version (its xmin): a statement written after an unlocked read closes it only if no one changed it since. */
+  row_version: string;
+  /** Whether another transaction changed the row while the lock was waited for (lockReservation). */
+  changed_under_lock: boolean;
 }
 
 /** The active reservations holding units of a variant (the partial index on active lines finds them). */
@@ -80,14 +84,18 @@ export function countActiveReservationsOfVariant(db: Kysely<Database>, variantId
 export const reservationById = callerRead<ReservationRow, [string]>('inventory.reservationById', (db, id) => db.selectFrom('reservations').selectAll().where('id', '=', id));
 
 /**
- * A reservation read FOR UPDATE, its lines with it in the same statement (a commit's or a
- * release's first step, so one round trip). Had the statement waited for another closing it,
- * the row is the one that closing left and the lines are as they were before it; only their
- * variants and quantities are used, which closing never changes, and the row's status decides.
+ * A reservation read FOR UPDATE, its lines and allocations with it in the same statement (a
+ * commit's or a release's first step, so one round trip). Had the statement waited for another
+ * transaction that changed the row (a closing, or a reallocation moving its allocations), the
+ * row is the one that transaction left but the lines and allocations are as the statement's
+ * snapshot saw them, before it: the statement says so (`changed_under_lock`, the row's version
+ * differing from the one in its snapshot), and they are read again, now that the lock is held.
  */
 export async function lockReservation(trx: Transaction<Database>, id: string): Promise<LockedReservation | undefined> {
   const [row] = await lockStatement(trx, id);
-  return row;
+  if (!row?.changed_under_lock) return row;
+  const [fresh] = await withLinesOfPage(trx, [row]);
+  return { ...row, lines: fresh!.lines, allocations: fresh!.allocations };
 }
 
 /** A reservation and its lines, unlocked (a commit in one statement reads what it will close: reservation-service.ts). */
@@ -101,6 +109,8 @@ const withLinesAndLapse = (db: Kysely<Database>, id: string) =>
     .selectFrom('reservations')
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('lapsed'))
+    .select(sql<string>`reservations.xmin::text`.as('row_version'))
+    .select(sql<boolean>`reservations.xmin::text <> (select in_snapshot.xmin::text from reservations as in_snapshot where in_snapshot.id = reservations.id)`.as('changed_under_lock'))
     .select((eb) => jsonArrayFrom(eb.selectFrom('reservation_lines').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position')).as('lines'))
     .select((eb) =>
       jsonArrayFrom(eb.selectFrom('reservation_allocations').selectAll().whereRef('reservation_id', '=', 'reservations.id').orderBy('position').orderBy('location_id')).as('allocations'),
@@ -114,7 +124,7 @@ const readStatement = preparedQuery((db, id: string) => withLinesAndLapse(db, id
 /** The lines whose variant is missing or short, read without a lock in the statement's snapshot. */
 const unavailable = sql`unavailable as (
       select 1 from wanted left join variants on variants.id = wanted.variant_id
-      where variants.id is null or variants.stock - variants.reserved < wanted.quantity),`;
+      where variants.id is null or variants.stock - variants.reserved - variants.available_at_inactive_locations < wanted.quantity),`;
 
 /**
  * How a reservation of one line holds its units in its insert's statement: `after` the insert
@@ -266,6 +276,16 @@ export async function claimLapsedReservations(trx: Transaction<Database>, limit:
 export async function insertAllocations(trx: Transaction<Database>, allocations: ReservationAllocationRow[]): Promise<void> {
   if (allocations.length === 0) return;
   await trx.insertInto('reservation_allocations').values(allocations).execute();
+}
+
+/**
+ * Replaces the allocations of some lines of a locked reservation (a reallocation) and moves its
+ * `updated_at` on; the row as it is after.
+ */
+export async function replaceAllocations(trx: Transaction<Database>, reservationId: string, positions: number[], allocations: ReservationAllocationRow[]): Promise<ReservationRow> {
+  await trx.deleteFrom('reservation_allocations').where('reservation_id', '=', reservationId).where('position', 'in', positions).execute();
+  await insertAllocations(trx, allocations);
+  return trx.updateTable('reservations').set({ updated_at: sql<Date>`now()` }).where('id', '=', reservationId).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Active reservations and the oldest time one has been overdue: for the metrics. */

@@ -17,7 +17,8 @@ import {
   type Reservation,
 } from './reservation-repository.js';
 import { toReservationResponse } from './reservation-response.js';
-import { ListReservationsQuery, ReservationBody, ReservationSchema } from './reservation-schemas.js';
+import { reallocateReservation } from './reservation-reallocation-service.js';
+import { ListReservationsQuery, ReallocationBody, ReservationBody, ReservationSchema } from './reservation-schemas.js';
 import { commitInOneStatement, createReservation, finishReservation, reservationClosed, reserveInOneStatement } from './reservation-service.js';
 import { variantKey } from './stock-repository.js';
 
@@ -135,6 +136,39 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         toItem: toReservationResponse,
       });
     },
+  );
+
+  app.post(
+    '/reservations/:id/reallocate',
+    {
+      config: { access: { roles: STAFF, scope: 'reservations:write' } },
+      schema: {
+        operationId: 'reallocateReservation',
+        tags: ['inventory'],
+        summary: 'Move where some lines of a reservation hold their units (manager, admin)',
+        description:
+          'API.md section 21, "Reallocation": replaces the allocations of the lines named (the others keep theirs), all or nothing. ' +
+          "Each line's quantities sum to its `quantity` and name each location at most once, and its variant is a line of the " +
+          'reservation (else 400 `validation_failed` with the paths). Each destination needs the units available counting the ' +
+          "line's own current allocations there as released (else 409 `insufficient_stock` listing the lines' paths). An unknown " +
+          'location is 404 with its path; an inactive one 409 `location_inactive`, unless the line keeps no more units there than ' +
+          'it holds already. Only an active reservation whose `expires_at` has not passed (else 409 `reservation_closed`); an ' +
+          "unknown one is 404. The variants' `stock` and `reserved` stay; their levels' `reserved` move, and `available` follows " +
+          'when units move between active and inactive locations. Records `reservation.reallocated` (the contract names no event ' +
+          'for it; like the reservation\'s other events, subject the reservation, `data`: the named lines\' allocations `before` ' +
+          'and `after`, and `reference`); a reallocation that changes nothing writes nothing and records nothing. Honours ' +
+          '`Idempotency-Key`.',
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        params: IdParams,
+        body: ReallocationBody,
+        response: { 200: idempotentReply(resourceReply(ReservationReply, 'The reservation, as GET answers it.', { etag: false })), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request, reply) =>
+      replyOnce(request.access, request, reply, async (trx) => {
+        const reservation = await reallocateReservation(trx, request.params.id, request.body, contextOf(request));
+        return { status: 200, body: toReservationResponse(reservation) };
+      }),
   );
 
   for (const [action, status] of [

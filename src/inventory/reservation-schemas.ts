@@ -35,6 +35,47 @@ export const ReservationBody = Type.Object(
 );
 export type ReservationInput = Static<typeof ReservationBody>;
 
+const Allocation = Type.Object(
+  {
+    location_id: Type.String({ pattern: IdParams.properties.id.pattern, description: 'Where these units are held (active, unless the line holds them there already).' }),
+    quantity: Quantity,
+  },
+  { additionalProperties: false },
+);
+
+export const ReallocationBody = Type.Object(
+  {
+    lines: Type.Array(
+      Type.Object(
+        {
+          variant_id: IdParams.properties.id,
+          allocations: Type.Array(Allocation, { minItems: 1, maxItems: 100, description: "Each location at most once; the quantities sum to the line's." }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 100, description: 'Lines of the reservation, each variant at most once; the lines not named keep their allocations.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "Where some lines of an active reservation hold their units from now on: each named line's allocations are replaced, all or nothing.",
+    examples: [
+      {
+        lines: [
+          {
+            variant_id: '7b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d',
+            allocations: [
+              { location_id: '0f6c1a52-8f3e-4d7b-9a10-3b2c4d5e6f70', quantity: 1 },
+              { location_id: '5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d', quantity: 1 },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+);
+export type ReallocationInput = Static<typeof ReallocationBody>;
+
 export const ReservationSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),

@@ -28,8 +28,11 @@ const EXPIRY_BATCH = 100;
 
 const linesOf = (reservation: Reservation) => reservation.lines.map((line) => ({ variant_id: line.variant_id, quantity: line.quantity }));
 
+/** What a variant's active locations have available (API.md section 21: inactive ones take no new allocation). */
+const availableOf = (variant: VariantRow) => variant.stock - variant.reserved - variant.available_at_inactive_locations;
+
 const shortfall = (variant: VariantRow, quantity: number) =>
-  `asks for ${quantity} units; ${variant.stock - variant.reserved} available (${variant.stock} on hand, ${variant.reserved} reserved)`;
+  `asks for ${quantity} units; ${availableOf(variant)} available (${variant.stock} on hand, ${variant.reserved} reserved)`;
 
 /** The lines' positions in the order of their variants' ids: rows are always locked in that order, so two requests never deadlock. */
 const inIdOrder = (ids: string[]) => ids.map((id, index) => ({ id, index })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -154,7 +157,7 @@ async function refuseAfterFailedHold(trx: Transaction<Database>, input: Reservat
   const failed = pending[0]!.index;
   const short: FieldProblem[] = pending
     .map(({ index }, at) => ({ index, variant: variants[at]!, quantity: input.lines[index]!.quantity }))
-    .filter(({ index, variant, quantity }) => index === failed || variant.stock - variant.reserved < quantity)
+    .filter(({ index, variant, quantity }) => index === failed || availableOf(variant) < quantity)
     .sort((a, b) => a.index - b.index)
     .map(({ index, variant, quantity }) => ({
       path: `/lines/${index}`,
@@ -182,7 +185,7 @@ function refuseUnavailable(input: ReservationInput, variants: (VariantRow | unde
   if (missing.length > 0) throw new AppError('not_found', 'A line names no variant.', missing.map((index) => ({ path: `/lines/${index}/variant_id`, message: 'names no variant' })));
   const short: FieldProblem[] = variants.flatMap((variant, index) => {
     const quantity = input.lines[index]!.quantity;
-    return variant!.stock - variant!.reserved < quantity ? [{ path: `/lines/${index}`, message: shortfall(variant!, quantity) }] : [];
+    return availableOf(variant!) < quantity ? [{ path: `/lines/${index}`, message: shortfall(variant!, quantity) }] : [];
   });
   if (short.length > 0) throw new AppError('insufficient_stock', 'Some lines ask for more than is available; nothing is reserved.', short);
 }
@@ -290,7 +293,9 @@ export async function commitInOneStatement(db: Kysely<Database>, id: string, con
   // The units are taken only if the reservation closes, so it closes only if they can be taken:
   // its variant is there and holds them (a variant with units reserved cannot be deleted).
   const heldStill = sql<boolean>`exists (select 1 from stock_levels where variant_id = ${line.variant_id} and location_id = ${locationId} and reserved >= ${line.quantity})`;
-  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${heldStill} and ${letIn()}`);
+  // Unchanged since the read (its row's version): a reallocation meanwhile moved its units elsewhere, and the transaction answers.
+  const unchanged = sql<boolean>`xmin::text = ${reservation.row_version}`;
+  const closing = closingSteps([reservation.id], 'committed', sql`${stillOpen} and ${unchanged} and ${heldStill} and ${letIn()}`);
   const [closed] = await commitHeldUnits<ReservationRow>(db, line.variant_id, locationId, line.quantity, note, { given: [], ofRows: [committedEvent('closed', reservation)] }, { steps: closing, answer: 'closed', required: true });
   return closed && { ...closed, lines: reservation.lines, allocations: reservation.allocations };
 }

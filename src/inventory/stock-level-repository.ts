@@ -46,6 +46,22 @@ export async function writeLevelStock(db: Kysely<Database>, variantId: string, l
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * Moves units reserved between levels (a reallocation), one statement for every move: each
+ * level's `reserved` changes by its `delta`. The caller holds the variants' locks and checked
+ * every level's room; the check `reserved <= stock` refuses anything else. The number of levels
+ * written, one per move (a destination with units available has its row).
+ */
+export async function moveReserved(trx: Transaction<Database>, moves: { variant_id: string; location_id: string; delta: number }[]): Promise<number> {
+  if (moves.length === 0) return 0;
+  const result = await sql`
+    update stock_levels set reserved = stock_levels.reserved + moved.delta
+    from unnest(${moves.map((move) => move.variant_id)}::uuid[], ${moves.map((move) => move.location_id)}::uuid[], ${moves.map((move) => move.delta)}::integer[])
+      as moved (variant_id, location_id, delta)
+    where stock_levels.variant_id = moved.variant_id and stock_levels.location_id = moved.location_id`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
 /** The opening stock of new variants, each at its location, one statement for them all (an import's batch). */
 export async function insertLevels(db: Kysely<Database>, levels: { variant_id: string; location_id: string; stock: number }[]): Promise<void> {
   if (levels.length === 0) return;

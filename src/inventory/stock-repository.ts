@@ -25,6 +25,12 @@ export function lockVariantsInIdOrder(trx: Transaction<Database>, ids: string[])
   return trx.selectFrom('variants').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
 
+/** Moves on the versions of locked variants whose figures per location changed though their totals did not (a reallocation). */
+export async function moveVersions(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.updateTable('variants').set({ version: sql`version + 1`, updated_at: new Date() }).where('id', 'in', ids).execute();
+}
+
 /** Whether a variant exists, read beside the caller (the 404 of a variant's sub-resources). */
 export const variantKey = callerRead<{ id: string }, [string]>('inventory.variantKey', (db, id) => db.selectFrom('variants').select('id').where('id', '=', id));
 
@@ -225,6 +231,34 @@ export async function variantsByIds(trx: Transaction<Database>, ids: string[]): 
 
 // Built once (prepared-query.ts), one text for any number of ids.
 const variantsStatement = preparedQuery((db, ids: string[]) => db.selectFrom('variants').selectAll().where(sql<boolean>`id = any(${ids}::uuid[])`));
+
+/**
+ * After a location's status changed (its row locked by the change): locks the variants holding a
+ * level there, in id order as every writer locks them, then recounts their
+ * `available_at_inactive_locations` in a statement of its own, so it reads every level as the
+ * writers that held those locks left it (a writer after this one keeps it by 0036's trigger).
+ * A variant whose `available` changed moves its version on, so a cached copy (its ETag) is refreshed.
+ */
+export async function recountAvailableAtInactiveLocations(trx: Transaction<Database>, locationId: string): Promise<void> {
+  const held = await trx
+    .selectFrom('variants')
+    .select('id')
+    .where('id', 'in', (eb) => eb.selectFrom('stock_levels').select('variant_id').where('location_id', '=', locationId))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  if (held.length === 0) return;
+  await sql`
+    with counted as (
+      select held.id, coalesce((
+        select sum(stock_levels.stock - stock_levels.reserved)::integer
+        from stock_levels join locations on locations.id = stock_levels.location_id
+        where stock_levels.variant_id = held.id and locations.status = 'inactive'), 0) as available
+      from unnest(${held.map((row) => row.id)}::uuid[]) as held (id))
+    update variants set available_at_inactive_locations = counted.available, version = version + 1, updated_at = ${new Date()}
+    from counted
+    where variants.id = counted.id and variants.available_at_inactive_locations <> counted.available`.execute(trx);
+}
 
 /** The reconciliation's turn: one instance a pass (a transaction-scoped advisory lock, not waited for). */
 export async function takeReconciliationTurn(trx: Transaction<Database>): Promise<boolean> {

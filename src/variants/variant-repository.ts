@@ -101,7 +101,7 @@ export interface VariantFilter {
 function filteredVariants(db: Kysely<Database>, filter: VariantFilter) {
   let query = db.selectFrom('variants');
   if (filter.product_id) query = query.where('product_id', '=', filter.product_id);
-  if (filter.in_stock !== undefined) query = query.where(sql<number>`stock - reserved`, filter.in_stock ? '>' : '<=', 0);
+  if (filter.in_stock !== undefined) query = query.where(sql<number>`stock - reserved - available_at_inactive_locations`, filter.in_stock ? '>' : '<=', 0);
   if (filter.q) {
     const pattern = containsPattern(filter.q);
     query = query.where((eb) => eb.or([eb('sku', 'ilike', pattern), eb('name', 'ilike', pattern)]));

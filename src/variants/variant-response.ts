@@ -11,7 +11,8 @@ export function toVariantResponse(row: VariantRow, currency: string): VariantRes
     currency,
     stock: row.stock,
     reserved: row.reserved,
-    available: row.stock - row.reserved,
+    // Active locations only (API.md section 21): what inactive ones hold is kept on the row.
+    available: row.stock - row.reserved - row.available_at_inactive_locations,
     attributes: row.attributes,
     version: row.version,
     created_at: row.created_at.toISOString(),

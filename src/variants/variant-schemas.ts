@@ -76,7 +76,7 @@ export const VariantSchema = Type.Object(
     currency: Type.String(),
     stock: Type.Integer({ description: 'Units on hand: the sum of its stock movements.' }),
     reserved: Type.Integer({ description: 'Units held by active reservations.' }),
-    available: Type.Integer({ description: '`stock` − `reserved`: what can still be reserved.' }),
+    available: Type.Integer({ description: '`stock` − `reserved` at the active locations: what can still be reserved (units at an inactive location count in `stock`, not here).' }),
     attributes: Type.Record(Type.String(), Type.String()),
     version: Type.Integer(),
     created_at: Timestamp,

@@ -68,6 +68,12 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     const [theDefault] = await fixture.db.selectFrom('locations').select('id').where('code', '=', 'default').execute();
     await call('PATCH', `/api/locations/${theDefault!.id}`, { is_default: true });
     await call('DELETE', `/api/locations/${location.id}`);
+    // A reservation moved to another location (reservation.reallocated).
+    const store = await call('POST', '/api/locations', { code: 'payload-store', name: 'Store' });
+    const stocked = await call('POST', '/api/variants', newVariantBody(3, 'payload'));
+    await call('PUT', `/api/variants/${stocked.id}/stock`, { stock: 2, location_id: store.id, reason: 'Count' });
+    const moving = await call('POST', '/api/reservations', { lines: [{ variant_id: stocked.id, quantity: 2 }], reference: 'cart-2' });
+    await call('POST', `/api/reservations/${moving.id}/reallocate`, { lines: [{ variant_id: stocked.id, allocations: [{ location_id: store.id, quantity: 2 }] }] });
     await call('DELETE', `/api/users/${customer.id}`, undefined);
 
     const events = await fixture.db.selectFrom('events').selectAll().execute();

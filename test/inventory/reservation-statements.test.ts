@@ -172,4 +172,30 @@ describe("a checkout's statements", () => {
     const lines = await db.selectFrom('reservation_lines').select('reservation_id').where('variant_id', '=', variantId).execute();
     assert.equal(lines.length, 1, "only the first checkout's line");
   });
+
+  it('reads a variant with the same statements whether it is stocked at ten locations, some inactive, or at one (API.md section 21: the sums are kept)', async () => {
+    const post = async (url: string, payload: object) => {
+      const created = await app.inject({ method: 'POST', url, headers: admin.auth, payload });
+      assert.equal(created.statusCode, 201, created.body);
+      return created.json().id as string;
+    };
+    const atOne = await post('/api/variants', newVariantBody(7, 'one-location'));
+    const atTen = await post('/api/variants', newVariantBody(1, 'ten-locations'));
+    for (let index = 0; index < 9; index++) {
+      const location = await post('/api/locations', { code: `ten-${randomUUID().slice(0, 8)}`, name: 'Store', status: index % 3 === 0 ? 'inactive' : 'active' });
+      const stocked = await app.inject({ method: 'PUT', url: `/api/variants/${atTen}/stock`, headers: admin.auth, payload: { stock: 2, location_id: location, reason: 'count' } });
+      assert.equal(stocked.statusCode, 200, stocked.body);
+    }
+    const read = async (id: string) => {
+      sent.length = 0;
+      const shown = await app.inject({ method: 'GET', url: `/api/variants/${id}`, headers: admin.auth });
+      assert.equal(shown.statusCode, 200, shown.body);
+      return { body: shown.json(), statements: sent.splice(0) };
+    };
+    const one = await read(atOne);
+    const ten = await read(atTen);
+    assert.deepEqual([ten.body.stock, ten.body.reserved, ten.body.available], [19, 0, 13], 'three inactive locations hold 6 units, counted in stock only');
+    assert.deepEqual(ten.statements, one.statements, 'the same statements, none reading the levels');
+    assert.ok(!ten.statements.some((text) => /stock_levels/.test(text)));
+  });
 });
