@@ -992,6 +992,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/reservations/{id}/reallocate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move where some lines of a reservation hold their units (manager, admin)
+         * @description API.md section 21, "Reallocation": replaces the allocations of the lines named (the others keep theirs), all or nothing. Each line's quantities sum to its `quantity` and name each location at most once, and its variant is a line of the reservation (else 400 `validation_failed` with the paths). Each destination needs the units available counting the line's own current allocations there as released (else 409 `insufficient_stock` listing the lines' paths). An unknown location is 404 with its path; an inactive one 409 `location_inactive`, unless the line keeps no more units there than it holds already. Only an active reservation whose `expires_at` has not passed (else 409 `reservation_closed`); an unknown one is 404. The variants' `stock` and `reserved` stay; their levels' `reserved` move, and `available` follows when units move between active and inactive locations. Records `reservation.reallocated` (the contract names no event for it; like the reservation's other events, subject the reservation, `data`: the named lines' allocations `before` and `after`, and `reference`); a reallocation that changes nothing writes nothing and records nothing. Honours `Idempotency-Key`.
+         *
+         *     Who: manager, admin; API clients with scope `reservations:write`. An app's token acts for its user with the scope above, where the user's role allows.
+         */
+        post: operations["reallocateReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/reservations/{id}/commit": {
         parameters: {
             query?: never;
@@ -1973,7 +1995,7 @@ export interface paths {
         put?: never;
         /**
          * The hosted pages' forms: sign in (password, code or passkey), send a code, allow or deny
-         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`), counted as POST /api/auth/login/mfa counts them; a user whose only second factor is a passkey gets a 403 page (the second-factor page does not ask for a passkey: such a user signs in with the passkey itself). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; when the email already had an account, the code signs in to that one and the name and password given are dropped.
+         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`) or, for a user with a passkey, `passkey` with `step=second_factor` (`webauthn`: the assertion answering the challenge in that page's `data-webauthn-options`, for the user's passkeys, tied to the login), counted as POST /api/auth/login/mfa counts them (a wrong code or assertion shows the page again, 400, with the methods it had). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; when the email already had an account, the code signs in to that one and the name and password given are dropped.
          *
          *     No token needed.
          */
@@ -4179,6 +4201,102 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "reservation.reallocated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Some lines of an active reservation now hold their units at other locations (API.md section 21 names no event for it; this one is the nearest to the others).
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "reservation.reallocated";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            before: {
+                                /** @description The lines the reallocation named, each with where it holds its units. */
+                                lines: {
+                                    /** Format: uuid */
+                                    variant_id: string;
+                                    allocations: {
+                                        /** Format: uuid */
+                                        location_id: string;
+                                        quantity: number;
+                                    }[];
+                                }[];
+                            };
+                            after: {
+                                /** @description The lines the reallocation named, each with where it holds its units. */
+                                lines: {
+                                    /** Format: uuid */
+                                    variant_id: string;
+                                    allocations: {
+                                        /** Format: uuid */
+                                        location_id: string;
+                                        quantity: number;
+                                    }[];
+                                }[];
+                            };
+                            reference: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.created": {
         parameters: {
             query?: never;
@@ -5711,7 +5829,7 @@ export interface components {
             stock: number;
             /** @description Units held by active reservations. */
             reserved: number;
-            /** @description `stock` − `reserved`: what can still be reserved. */
+            /** @description `stock` − `reserved` at the active locations: what can still be reserved (units at an inactive location count in `stock`, not here). */
             available: number;
             attributes: {
                 [key: string]: string;
@@ -5759,7 +5877,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
+            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
@@ -5801,7 +5919,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types it is sent, or `["*"]` for all. */
-            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
             description: string | null;
             enabled: boolean;
             version: number;
@@ -11715,6 +11833,184 @@ export interface operations {
             };
         };
     };
+    reallocateReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Scoped to the caller, kept 24 h. A repeat with the same body replays the first reply (status, ETag, Location, body) with `Idempotent-Replayed: true`; with another body, 422; while the first is still running, 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Where some lines of an active reservation hold their units from now on: each named line's allocations are replaced, all or nothing. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "lines": [
+                 *         {
+                 *           "variant_id": "7b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
+                 *           "allocations": [
+                 *             {
+                 *               "location_id": "0f6c1a52-8f3e-4d7b-9a10-3b2c4d5e6f70",
+                 *               "quantity": 1
+                 *             },
+                 *             {
+                 *               "location_id": "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d",
+                 *               "quantity": 1
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Lines of the reservation, each variant at most once; the lines not named keep their allocations. */
+                    lines: {
+                        /**
+                         * @description A UUID, in any letter case.
+                         * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                         */
+                        variant_id: string;
+                        /** @description Each location at most once; the quantities sum to the line's. */
+                        allocations: {
+                            /** @description Where these units are held (active, unless the line holds them there already). */
+                            location_id: string;
+                            /** @description Units to hold. */
+                            quantity: number;
+                        }[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The reservation, as GET answers it. */
+            200: {
+                headers: {
+                    /** @description Present on a reply replayed for a repeated Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     commitReservation: {
         parameters: {
             query?: never;
@@ -15170,7 +15466,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -15195,7 +15491,7 @@ export interface operations {
                         id: string;
                         url: string;
                         /** @description The event types it is sent, or `["*"]` for all. */
-                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                         description: string | null;
                         enabled: boolean;
                         version: number;
@@ -15449,7 +15745,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -19329,7 +19625,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The CSRF token is missing or wrong; or the account is suspended, or has only a passkey as its second factor; or registration is closed. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            /** @description The CSRF token is missing or wrong; or the account is suspended; or registration is closed. `Cache-Control: no-store` and a strict Content-Security-Policy. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19710,6 +20006,7 @@ export const pathsApiAuthLoginMfaPostRequestBodyContentApplicationJsonAnyOf2Weba
 export const pathsApiAuthLoginPasskeyPostRequestBodyContentApplicationJsonResponseTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/auth/login/passkey"]["post"]["requestBody"]["content"]["application/json"]["response"]["type"]> = ["public-key"];
 export const pathsApiReservationsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/reservations"]["get"]["parameters"]["query"]["status"]> = ["active", "committed", "released", "expired"];
 export const pathsApiReservationsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/reservations"]["post"]["responses"]["201"]["headers"]["idempotent-replayed"]> = ["true"];
+export const pathsApiReservationsIdReallocatePostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/reservations/{id}/reallocate"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiLocationsPostRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/locations"]["post"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "inactive"];
 export const pathsApiLocationsIdPatchRequestBodyContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/locations/{id}"]["patch"]["requestBody"]["content"]["application/json"]["status"]> = ["active", "inactive"];
 export const pathsApiVariantsBatchPostRequestBodyContentApplicationJsonOperationsAnyOf0OpValues: ReadonlyArray<Extract<FlattenedDeepRequired<paths>["/api/variants/batch"]["post"]["requestBody"]["content"]["application/json"]["operations"], {
@@ -19726,9 +20023,9 @@ export const pathsApiVariantsIdStockPutResponses200HeadersIdempotentReplayedValu
 export const pathsApiStockAdjustmentsPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-adjustments"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiStockTransfersPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-transfers"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiEventsGetParametersQueryActor_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/events"]["get"]["parameters"]["query"]["actor_type"]> = ["user", "client"];
-export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const pathsApiVariantsImportsPostParametersQueryModeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["mode"]> = ["upsert", "create"];
 export const pathsApiVariantsImportsPostParametersQueryOn_errorValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["on_error"]> = ["reject_all", "skip_failed"];
 export const pathsApiVariantsImportsPostResponses202HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["responses"]["202"]["headers"]["idempotent-replayed"]> = ["true"];
@@ -19805,6 +20102,8 @@ export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonAct
 export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationReallocatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.reallocated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksReservationReallocatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.reallocated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
 export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
@@ -19853,10 +20152,10 @@ export const variantStockLocationsStatusAnyOf0Values: ReadonlyArray<FlattenedDee
 export const variantStockLocationsStatusAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantStock"]["locations"]["status"]> = ["inactive"];
 export const reservationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reservation"]["status"]> = ["active", "committed", "released", "expired"];
 export const locationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Location"]["status"]> = ["active", "inactive"];
-export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const eventActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["actor_type"]> = ["user", "client"];
 export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
 export const webhookDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["status"]> = ["pending", "succeeded", "failed"];
 export const variantImportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["status"]> = ["pending", "running", "succeeded", "failed", "cancelled"];
 export const variantImportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["format"]> = ["csv", "jsonl"];

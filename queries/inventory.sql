@@ -118,7 +118,9 @@ select "caller".*, "requested".*
 select * from "reservations" where "id" = $1;
 
 -- src/inventory/reservation-repository.ts: lockReservation('00000000-0000-4000-8000-000000000004')
-select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
+select *, expires_at <= now() as "lapsed", reservations.xmin::text as "row_version", reservations.xmin::text <> (select in_snapshot.xmin::text
+  from reservations as in_snapshot
+  where in_snapshot.id = reservations.id) as "changed_under_lock", (select coalesce(json_agg(agg), '[]')
   from (select *
   from "reservation_lines"
   where "reservation_id" = "reservations"."id"
@@ -131,7 +133,9 @@ select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
   where "id" = $1 for update;
 
 -- src/inventory/reservation-repository.ts: readReservation('00000000-0000-4000-8000-000000000004')
-select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
+select *, expires_at <= now() as "lapsed", reservations.xmin::text as "row_version", reservations.xmin::text <> (select in_snapshot.xmin::text
+  from reservations as in_snapshot
+  where in_snapshot.id = reservations.id) as "changed_under_lock", (select coalesce(json_agg(agg), '[]')
   from (select *
   from "reservation_lines"
   where "reservation_id" = "reservations"."id"
@@ -147,7 +151,8 @@ select *, expires_at <= now() as "lapsed", (select coalesce(json_agg(agg), '[]')
 with wanted (variant_id, quantity, position) as (values ($1::uuid, $2::integer, $3::integer)),
   unavailable as (
     select 1 from wanted left join variants on variants.id = wanted.variant_id
-    where variants.id is null or variants.stock - variants.reserved < wanted.quantity),
+   
+      where variants.id is null or variants.stock - variants.reserved - variants.available_at_inactive_locations < wanted.quantity),
   made as (
     insert into reservations (id, status, reference, expires_at, created_by, created_at, updated_at)
     select $4, 'active', $5, now() + make_interval(secs => $6), $7, now(), now()
@@ -183,6 +188,11 @@ select coalesce(sum(quantity), 0)::integer as "held"
 
 -- src/inventory/reservation-repository.ts: insertAllocations([{ reservation_id: '00000000-0000-4000-8000-000000000004', position: 0, location_id: '00000000-0000-4000-8000-000000000016', quantity: 2 }])
 insert into "reservation_allocations" ("reservation_id", "position", "location_id", "quantity") values ($1, $2, $3, $4);
+
+-- src/inventory/reservation-repository.ts: replaceAllocations('00000000-0000-4000-8000-000000000004', [0], [{ reservation_id: '00000000-0000-4000-8000-000000000004', position: 0, location_id: '00000000-0000-4000-8000-000000000016', quantity: 2 }])
+delete from "reservation_allocations" where "reservation_id" = $1 and "position" in ($2);
+insert into "reservation_allocations" ("reservation_id", "position", "location_id", "quantity") values ($1, $2, $3, $4);
+update "reservations" set "updated_at" = now() where "id" = $1 returning *;
 
 -- src/inventory/reservation-repository.ts: closeReservations(['00000000-0000-4000-8000-000000000004'], 'released')
 with
@@ -222,6 +232,12 @@ select * from "stock_levels" where "variant_id" in ($1) order by "variant_id", "
 insert into "stock_levels" ("variant_id", "location_id", "stock") values ($1, $2, $3)
   on conflict ("variant_id", "location_id") do update set "stock" = $4
   returning *;
+
+-- src/inventory/stock-level-repository.ts: moveReserved([{ variant_id: '00000000-0000-4000-8000-000000000003', location_id: '00000000-0000-4000-8000-000000000016', delta: 2 }])
+update stock_levels set reserved = stock_levels.reserved + moved.delta
+  from unnest($1::uuid[], $2::uuid[], $3::integer[])
+    as moved (variant_id, location_id, delta)
+  where stock_levels.variant_id = moved.variant_id and stock_levels.location_id = moved.location_id;
 
 -- src/inventory/stock-level-repository.ts: insertLevels([{ variant_id: '00000000-0000-4000-8000-000000000003', location_id: '00000000-0000-4000-8000-000000000016', stock: 5 }])
 insert into stock_levels (variant_id, location_id, stock)
@@ -396,3 +412,50 @@ with held as (
   update stock_levels set reserved = wanted.reserved from wanted
   where stock_levels.variant_id = $3 and stock_levels.location_id = wanted.location_id
     and stock_levels.reserved <> wanted.reserved and wanted.reserved <= stock_levels.stock;
+
+-- src/inventory/stock-repository.ts: moveVersions(['00000000-0000-4000-8000-000000000003'])
+update "variants" set "version" = version + 1, "updated_at" = $1 where "id" in ($2);
+
+-- src/inventory/stock-repository.ts: recountAvailableAtInactiveLocations('00000000-0000-4000-8000-000000000016')
+select "id"
+  from "variants"
+  where "id" in (select "variant_id"
+  from "stock_levels"
+  where "location_id" = $1)
+  order by "id" for update;
+
+-- src/inventory/reconciliation-repository.ts: levelMismatches(100)
+with held as (
+    select lines.variant_id, allocations.location_id, sum(allocations.quantity)::integer as quantity
+    from reservation_lines as lines
+    join reservation_allocations as allocations on allocations.reservation_id = lines.reservation_id and allocations.position = lines.position
+    where lines.active
+    group by lines.variant_id, allocations.location_id),
+  moved as (
+    select variant_id, location_id, sum(delta)::integer as stock
+      from stock_movements
+      group by variant_id, location_id),
+  inactive as (
+    select stock_levels.variant_id, sum(stock_levels.stock - stock_levels.reserved)::integer as available
+    from stock_levels join locations on locations.id = stock_levels.location_id
+    where locations.status = 'inactive'
+    group by stock_levels.variant_id)
+  select * from (
+    select 'reserved' as figure, coalesce(levels.variant_id, held.variant_id) as variant_id, coalesce(levels.location_id, held.location_id) as location_id,
+      coalesce(levels.reserved, 0) as counted, coalesce(held.quantity, 0) as expected
+    from (select variant_id, location_id, reserved from stock_levels where reserved <> 0) as levels
+    full join held on held.variant_id = levels.variant_id and held.location_id = levels.location_id
+    where coalesce(levels.reserved, 0) <> coalesce(held.quantity, 0)
+    union all
+    select 'stock', coalesce(levels.variant_id, moved.variant_id), coalesce(levels.location_id, moved.location_id),
+      coalesce(levels.stock, 0), coalesce(moved.stock, 0)
+    from stock_levels as levels
+    full join moved on moved.variant_id = levels.variant_id and moved.location_id = levels.location_id
+    where coalesce(levels.stock, 0) <> coalesce(moved.stock, 0)
+    union all
+    select 'available_at_inactive_locations', variants.id, null, variants.available_at_inactive_locations, coalesce(inactive.available, 0)
+    from variants left join inactive on inactive.variant_id = variants.id
+    where variants.available_at_inactive_locations <> coalesce(inactive.available, 0)
+  ) as found
+  order by variant_id, figure, location_id
+  limit $1;

@@ -83,23 +83,23 @@ select count(*) as "total" from "variants" where "product_id" = $1;
 -- src/variants/variant-repository.ts: variantsPage({ q: 'shirt', product_id: 'P-1', in_stock: true }, { limit: 20 })
 select *
   from "variants"
-  where "product_id" = $1 and stock - reserved > $2 and ("sku" ilike $3 or "name" ilike $4)
+  where "product_id" = $1 and stock - reserved - available_at_inactive_locations > $2 and ("sku" ilike $3 or "name" ilike $4)
   order by "created_at" desc, "id" desc
   limit $5;
 
 -- src/variants/variant-repository.ts: variantsOldestFirstPage({ q: 'shirt', product_id: 'P-1', in_stock: true }, { limit: 20 })
 select *
   from "variants"
-  where "product_id" = $1 and stock - reserved > $2 and ("sku" ilike $3 or "name" ilike $4)
+  where "product_id" = $1 and stock - reserved - available_at_inactive_locations > $2 and ("sku" ilike $3 or "name" ilike $4)
   order by "created_at" asc, "id" asc
   limit $5;
 
 -- src/variants/variant-repository.ts: attributeKeysOf({ q: 'shirt', product_id: 'P-1', in_stock: true })
 select distinct jsonb_object_keys(attributes) as "key"
   from "variants"
-  where "product_id" = $1 and stock - reserved > $2 and ("sku" ilike $3 or "name" ilike $4);
+  where "product_id" = $1 and stock - reserved - available_at_inactive_locations > $2 and ("sku" ilike $3 or "name" ilike $4);
 
 -- src/variants/variant-repository.ts: countVariants({ q: 'shirt', product_id: 'P-1', in_stock: true })
 select count(*) as "total"
   from "variants"
-  where "product_id" = $1 and stock - reserved > $2 and ("sku" ilike $3 or "name" ilike $4);
+  where "product_id" = $1 and stock - reserved - available_at_inactive_locations > $2 and ("sku" ilike $3 or "name" ilike $4);
