@@ -105,19 +105,25 @@ async function appSignIn(service: Awaited<ReturnType<typeof startBenchService>>,
   say(`#### An app's sign-in`);
   say();
   const signIns = await prepareSignIns(service.baseUrl, data, SIGNIN_WORKERS);
-  const flow = await runSignInComparison(service, scratch.url, signIns, { duration, rounds: SIGNIN_ROUNDS, warmUp: SIGNIN_WARM_UP_SECONDS });
+  const flow = await runSignInComparison({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch.url, signIns, { duration, rounds: SIGNIN_ROUNDS, warmUp: SIGNIN_WARM_UP_SECONDS });
   say(
     `${SIGNIN_WORKERS} browsers, each signed in once through the hosted pages as a user of its own, signing in to a first-party public app again and again: GET /oauth/authorize with the sign-in cookie (PKCE S256, state, nonce, scope \`openid email profile\`) answered by a 303 with the code, the code exchanged at POST /api/oauth/token (an EdDSA access token, an RS256 ID token), then GET /oauth/userinfo with the access token; a sign-in's latency is the three requests'. Against the bare reference (the app and the sign-in session read, the code inserted; the code and its sign-in locked, the user share-locked, the app's session inserted and the code spent in one transaction; the same two tokens signed; the user read beside the session), one process of each for all rounds, each first warmed by ${SIGNIN_WARM_UP_SECONDS} s of sign-ins unmeasured, then alternated in ${SIGNIN_ROUNDS} rounds (req/s here is sign-ins a second; errors, sign-ins that failed a step):`,
   );
   say();
   say(formatTable(flow.rows));
   say();
+  const cpu = (side: keyof typeof flow.cpuMicroseconds) => flow.cpuMicroseconds[side].map((micro) => `${(micro / 1000).toFixed(2)} ms`).join(', ');
+  say(`Own CPU time per sign-in (the three requests), round by round: the service ${cpu('service')}; the bare reference ${cpu('reference')}.`);
+  say();
   if (flow.failures > 0) process.exitCode = 1;
   goal("An app's sign-in (authorize, token, userinfo): service / bare reference, sign-ins a second", `${flow.ratio.toFixed(2)}x`, 'reported', flow.failures === 0);
-  const reads = await runAppTokenComparison(service, data, signIns, { connections: 16, duration, rounds: APP_TOKEN_ROUNDS, warmUp: 3 });
-  say(`By id with the access token the app got for a user by the code flow (scope \`variants:read\`) against the token of the same user's direct sign-in (POST /api/auth/login), on the one service process, alternated in ${APP_TOKEN_ROUNDS} rounds at 16 connections:`);
+  const reads = await runAppTokenComparison({ baseUrl: service.baseUrl, pid: service.child.pid! }, data, signIns, { connections: 16, duration, rounds: APP_TOKEN_ROUNDS, warmUp: 3 });
+  say(`By id with the access token the app got for a user by the code flow (scope \`variants:read\`) against the token of the same user's direct sign-in (POST /api/auth/login), on the one service process, alternated in ${APP_TOKEN_ROUNDS} rounds at 16 connections (the direct token first in the first round, the app's in the second, and so on), the first of each warmed by 3 s:`);
   say();
   say(formatTable(reads.rows));
+  say();
+  const readCpu = (side: keyof typeof reads.cpuMicroseconds) => reads.cpuMicroseconds[side].map((micro) => `${micro.toFixed(0)} µs`).join(', ');
+  say(`The service's own CPU time per by-id read, round by round: with the direct token ${readCpu('direct')}; with the app's ${readCpu('app')}.`);
   say();
   if (reads.faults > 0) process.exitCode = 1;
   goal("By id at 16 connections: an app's token / a direct sign-in's, throughput", `${reads.ratio.toFixed(2)}x`, '>= 0.9x', reads.ratio >= 0.9 && reads.faults === 0);

@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 import { measure, percentile, type Figures } from './measure.js';
-import { pick } from './setup.js';
+import { cpuSeconds, pick } from './setup.js';
 
 /** Where the bench's app has users sent back: a loopback http URI, which nothing needs to serve (the flow reads the 303's Location). */
 const REDIRECT_URI = 'http://127.0.0.1/bench/callback';
@@ -165,7 +165,7 @@ export async function prepareSignIns(baseUrl: string, data: SignInBenchData, wor
  * flash sale is. Ratio: the service's sign-ins over the reference's, summed over the rounds.
  */
 export async function runSignInComparison(
-  service: { baseUrl: string },
+  service: { baseUrl: string; pid: number },
   databaseUrl: string,
   signIns: { appId: string; cookies: string[] },
   options: { duration: number; rounds: number; warmUp: number },
@@ -173,15 +173,19 @@ export async function runSignInComparison(
   const reference = await startService({ PORT: await freePort(), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '10', ACCESS_TOKEN_TTL: '3600' }, 'bench/signin-reference.ts');
   const rows: Figures[] = [];
   const signedIn = { reference: 0, service: 0 };
+  // Each process's own CPU time per sign-in, round by round: where the gap is spent, beside the database's share.
+  const cpuMicroseconds = { reference: [] as number[], service: [] as number[] };
   try {
     const sides = [
-      { side: 'reference' as const, name: 'bare reference: authorize + token + userinfo', baseUrl: reference.baseUrl },
-      { side: 'service' as const, name: 'service: GET /oauth/authorize + POST /api/oauth/token + GET /oauth/userinfo', baseUrl: service.baseUrl },
+      { side: 'reference' as const, name: 'bare reference: authorize + token + userinfo', baseUrl: reference.baseUrl, pid: reference.child.pid! },
+      { side: 'service' as const, name: 'service: GET /oauth/authorize + POST /api/oauth/token + GET /oauth/userinfo', baseUrl: service.baseUrl, pid: service.pid },
     ];
     for (const side of sides) await signInLoad(side.name, side.baseUrl, signIns.appId, signIns.cookies, options.warmUp);
     for (let round = 0; round < options.rounds; round++) {
       for (const side of sides) {
+        const cpuBefore = await cpuSeconds(side.pid);
         const figures = await signInLoad(side.name, side.baseUrl, signIns.appId, signIns.cookies, options.duration);
+        cpuMicroseconds[side.side].push((((await cpuSeconds(side.pid)) - cpuBefore) / Math.max(figures.total, 1)) * 1e6);
         rows.push(figures);
         signedIn[side.side] += figures.total;
       }
@@ -191,17 +195,17 @@ export async function runSignInComparison(
     await reference.exited;
   }
   const failures = rows.reduce((sum, row) => sum + row.errors, 0);
-  return { rows, ratio: signedIn.service / signedIn.reference, failures };
+  return { rows, ratio: signedIn.service / signedIn.reference, failures, cpuMicroseconds };
 }
 
 /**
  * `GET /api/variants/{id}` with the access token the app gets for a user (scope `variants:read`,
  * by the code flow) against the token of the same user's direct sign-in (POST /api/auth/login),
- * alternated in `rounds` rounds (direct, app, ...) on the one service process, each round with
+ * alternated in `rounds` rounds (direct then app, app then direct, ...) on the one service process, each with
  * autocannon at `connections`. Ratio: the app token's reads over the direct token's, summed.
  */
 export async function runAppTokenComparison(
-  service: { baseUrl: string },
+  service: { baseUrl: string; pid: number },
   data: SignInBenchData,
   signIns: { appId: string; cookies: string[] },
   options: { connections: number; duration: number; rounds: number; warmUp: number },
@@ -220,14 +224,24 @@ export async function runAppTokenComparison(
   ];
   const rows: Figures[] = [];
   const reads = { direct: 0, app: 0 };
+  // The service's own CPU time per read, round by round: on a machine others load, steadier than the rate.
+  const cpuMicroseconds = { direct: [] as number[], app: [] as number[] };
   for (let round = 0; round < options.rounds; round++) {
-    for (const side of sides) {
+    // Each round the other goes first, so that neither always meets the machine right after the other's load.
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      let cpuBefore = 0;
+      const afterWarmUp = async () => void (cpuBefore = await cpuSeconds(service.pid));
       // The first round of each warms the route's code up for longer; later ones get measure's one second.
-      const figures = await measure(service.baseUrl, { name: side.name, path: () => `/api/variants/${pick(ids)}`, headers: side.headers }, { connections: options.connections, duration: options.duration, warmUpSeconds: round === 0 ? options.warmUp : 1 });
+      const figures = await measure(
+        service.baseUrl,
+        { name: side.name, path: () => `/api/variants/${pick(ids)}`, headers: side.headers },
+        { connections: options.connections, duration: options.duration, warmUpSeconds: round === 0 ? options.warmUp : 1, afterWarmUp },
+      );
+      cpuMicroseconds[side.side].push((((await cpuSeconds(service.pid)) - cpuBefore) / Math.max(figures.total, 1)) * 1e6);
       rows.push(figures);
       reads[side.side] += figures.requestsPerSecond;
     }
   }
   const faults = rows.reduce((sum, row) => sum + row.errors + row.non2xx, 0);
-  return { rows, ratio: reads.app / reads.direct, faults };
+  return { rows, ratio: reads.app / reads.direct, faults, cpuMicroseconds };
 }
