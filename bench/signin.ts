@@ -153,7 +153,7 @@ export interface SignInBenchData {
 export async function prepareSignIns(baseUrl: string, data: SignInBenchData, workers: number) {
   const appId = await registerApp(baseUrl, data.auth);
   const cookies: string[] = [];
-  // One at a time: each is an argon2 check of the password, which the service runs on a pool of its own.
+  // One at a time: each is an argon2 check of the password, slow by design; 16 of them at once would only queue.
   for (const user of data.users.slice(0, workers)) cookies.push(await signInThroughPages(baseUrl, appId, user.email, 'bench-password'));
   return { appId, cookies };
 }
