@@ -4,7 +4,8 @@
  * of connections, compares with a bare Fastify+pg reference, two workers with one, and RSS
  * over 100k requests; `--scale` compares query cost at 1,000 and 1,000,000 rows. The figures
  * are printed and written into bench/README.md between the results markers. `--flash-sale-only`
- * runs the flash sale and the holds' growth alone, on PostgreSQL, and only prints them.
+ * runs the flash sale and the holds' growth alone, on PostgreSQL, and only prints them;
+ * `--signin-only` an app's sign-in and the by-id read with an app's token, likewise.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,6 +19,7 @@ import { runCheckout } from './checkout.js';
 import { runFlashSale, runHoldGrowth } from './flash-sale.js';
 import { formatTable, measure, type Figures, type Scenario } from './measure.js';
 import { runScaleComparison } from './scale.js';
+import { prepareSignIns, runAppTokenComparison, runSignInComparison } from './signin.js';
 import { runTracingComparison } from './tracing.js';
 import { benchScenarios, COMPARISON_WARM_UP_SECONDS, compareWithReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
 
@@ -31,6 +33,8 @@ const { values: options } = parseArgs({
     'catalogue-only': { type: 'boolean', default: false },
     // Only the flash sale and the holds' growth, on PostgreSQL, printed and not written to bench/README.md.
     'flash-sale-only': { type: 'boolean', default: false },
+    // Only an app's sign-in and the by-id read with an app's token, on PostgreSQL, printed and not written to bench/README.md.
+    'signin-only': { type: 'boolean', default: false },
   },
 });
 const duration = Number(options.duration);
@@ -49,6 +53,14 @@ const FLASH_SALE_ROUNDS = 5;
 // The service's sale ran a third slower in its first seconds than once the JIT had compiled its
 // path (bench/README.md): each side is warmed by as much unmeasured sale before the rounds.
 const FLASH_SALE_WARM_UP_SECONDS = 8;
+/** Browsers signing in to the app at once, each with a sign-in session of its own user. */
+const SIGNIN_WORKERS = 16;
+const SIGNIN_ROUNDS = 3;
+// As the flash sale's: each side's process is warmed by unmeasured sign-ins before the rounds.
+const SIGNIN_WARM_UP_SECONDS = 5;
+const APP_TOKEN_ROUNDS = 3;
+/** Only the flash sale or only the sign-in: PostgreSQL, printed, not written to bench/README.md. */
+const printOnly = options['flash-sale-only'] || options['signin-only'];
 const say = (line = '') => {
   console.log(line);
   report.push(line);
@@ -88,6 +100,35 @@ async function flashSale(service: Awaited<ReturnType<typeof startBenchService>>,
   goal(`One reservation's time, ${growth.holds.toLocaleString('en')} open holds / none`, `${growth.ratio.toFixed(2)}x`, '<= 1.2x', growth.ratio <= 1.2);
 }
 
+/** An app's whole sign-in against its reference, then the by-id read with an app's token against a direct sign-in's. */
+async function appSignIn(service: Awaited<ReturnType<typeof startBenchService>>, scratch: { url: string }, data: Awaited<ReturnType<typeof seed>>) {
+  say(`#### An app's sign-in`);
+  say();
+  const signIns = await prepareSignIns(service.baseUrl, data, SIGNIN_WORKERS);
+  const flow = await runSignInComparison({ baseUrl: service.baseUrl, pid: service.child.pid! }, scratch.url, signIns, { duration, rounds: SIGNIN_ROUNDS, warmUp: SIGNIN_WARM_UP_SECONDS });
+  say(
+    `${SIGNIN_WORKERS} browsers, each signed in once through the hosted pages as a user of its own, signing in to a first-party public app again and again: GET /oauth/authorize with the sign-in cookie (PKCE S256, state, nonce, scope \`openid email profile\`) answered by a 303 with the code, the code exchanged at POST /api/oauth/token (an EdDSA access token, an RS256 ID token), then GET /oauth/userinfo with the access token; a sign-in's latency is the three requests'. Against the bare reference (the app and the sign-in session read, the code inserted; the code and its sign-in locked, the user share-locked, the app's session inserted and the code spent in one transaction; the same two tokens signed; the user read beside the session), one process of each for all rounds, each first warmed by ${SIGNIN_WARM_UP_SECONDS} s of sign-ins unmeasured, then alternated in ${SIGNIN_ROUNDS} rounds (req/s here is sign-ins a second; errors, sign-ins that failed a step):`,
+  );
+  say();
+  say(formatTable(flow.rows));
+  say();
+  const cpu = (side: keyof typeof flow.cpuMicroseconds) => flow.cpuMicroseconds[side].map((micro) => `${(micro / 1000).toFixed(2)} ms`).join(', ');
+  say(`Own CPU time per sign-in (the three requests), round by round: the service ${cpu('service')}; the bare reference ${cpu('reference')}.`);
+  say();
+  if (flow.failures > 0) process.exitCode = 1;
+  goal("An app's sign-in (authorize, token, userinfo): service / bare reference, sign-ins a second", `${flow.ratio.toFixed(2)}x`, 'reported', flow.failures === 0);
+  const reads = await runAppTokenComparison({ baseUrl: service.baseUrl, pid: service.child.pid! }, data, signIns, { connections: 16, duration, rounds: APP_TOKEN_ROUNDS, warmUp: 3 });
+  say(`By id with the access token the app got for a user by the code flow (scope \`variants:read\`) against the token of the same user's direct sign-in (POST /api/auth/login), on the one service process, alternated in ${APP_TOKEN_ROUNDS} rounds at 16 connections (the direct token first in the first round, the app's in the second, and so on), the first of each warmed by 3 s:`);
+  say();
+  say(formatTable(reads.rows));
+  say();
+  const readCpu = (side: keyof typeof reads.cpuMicroseconds) => reads.cpuMicroseconds[side].map((micro) => `${micro.toFixed(0)} µs`).join(', ');
+  say(`The service's own CPU time per by-id read, round by round: with the direct token ${readCpu('direct')}; with the app's ${readCpu('app')}.`);
+  say();
+  if (reads.faults > 0) process.exitCode = 1;
+  goal("By id at 16 connections: an app's token / a direct sign-in's, throughput", `${reads.ratio.toFixed(2)}x`, '>= 0.9x', reads.ratio >= 0.9 && reads.faults === 0);
+}
+
 async function benchDatabase(kind: 'postgres' | 'pglite') {
   const scratch = kind === 'postgres' ? await createScratchDatabase(serverUrl, 'bench') : undefined;
   const dataDir = kind === 'pglite' ? await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-')) : undefined;
@@ -97,6 +138,10 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
     const data = await seed(service.baseUrl);
     if (options['flash-sale-only']) {
       await flashSale(service, scratch!, data);
+      return;
+    }
+    if (options['signin-only']) {
+      await appSignIn(service, scratch!, data);
       return;
     }
     if (options['catalogue-only']) {
@@ -120,6 +165,7 @@ async function benchDatabase(kind: 'postgres' | 'pglite') {
 
     if (scratch) {
       await flashSale(service, scratch, data);
+      await appSignIn(service, scratch, data);
 
       // The writes above leave dead rows that autovacuum would clean at a moment of its own
       // choosing, in the middle of one round or the other; cleaned now, both see the same tables.
@@ -202,7 +248,7 @@ say();
 if (options.scale) {
   await runScaleComparison(serverUrl, { connections, duration, say, startService: async (url) => startBenchService(await serviceEnvironment({ url })) });
 } else {
-  const kinds = options['flash-sale-only'] ? (['postgres'] as const) : options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
+  const kinds = printOnly ? (['postgres'] as const) : options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   for (const kind of kinds) await benchDatabase(kind);
   if (goals.length > 0) {
     say(`### Goals of this run`);
@@ -214,7 +260,7 @@ if (options.scale) {
   }
 }
 
-if (options['flash-sale-only']) {
+if (printOnly) {
   console.log(report.join('\n'));
   process.exit();
 }

@@ -126,7 +126,7 @@ async function measureReferenceCpu(
 }
 
 /** CPU seconds a process has used so far (user + system), from /proc. */
-async function cpuSeconds(pid: number): Promise<number> {
+export async function cpuSeconds(pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
