@@ -168,7 +168,7 @@ with gone as (
   select id from gone;
 
 -- src/sessions/session-repository.ts: findLiveSigninSession('browser-secret-hash')
-select "sessions"."id", "sessions"."user_id", "sessions"."auth_time", "sessions"."amr"
+select "sessions"."id", "sessions"."user_id", "sessions"."auth_time", "sessions"."amr", "users"."email"
   from "sessions"
   inner join "users" on "users"."id" = "sessions"."user_id"
   where "sessions"."browser_secret_hash" = $1 and "sessions"."ended_at" is null and "sessions"."expires_at" > $2 and "users"."status" = $3 and "users"."deleted_at" is null;

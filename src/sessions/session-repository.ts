@@ -125,6 +125,8 @@ export interface LiveSigninSession {
   user_id: string;
   auth_time: Date;
   amr: string[];
+  /** The user's email, which the consent page shows so the person knows whose account the app gets. */
+  email: string;
 }
 
 /**
@@ -137,7 +139,7 @@ export function findLiveSigninSession(db: Kysely<Database>, browserSecretHash: s
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(['sessions.id', 'sessions.user_id', 'sessions.auth_time', 'sessions.amr'])
+    .select(['sessions.id', 'sessions.user_id', 'sessions.auth_time', 'sessions.amr', 'users.email'])
     .where('sessions.browser_secret_hash', '=', browserSecretHash)
     .where('sessions.ended_at', 'is', null)
     .where('sessions.expires_at', '>', new Date())

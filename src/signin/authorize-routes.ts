@@ -48,7 +48,7 @@ const readsItsOwnInput = () => () => true;
  * The request's query with its `prompt` set to `prompt` (undefined: `create` taken out, the
  * other values kept): the links between the sign-in and create-account pages of one request.
  */
-function withPrompt(query: string, prompt: 'create' | undefined): string {
+function withPrompt(query: string, prompt: 'create' | 'login' | undefined): string {
   const parameters = new URLSearchParams(query);
   const kept = (parameters.get('prompt') ?? '').split(' ').filter((value) => value !== '' && value !== 'create');
   if (prompt) parameters.set('prompt', prompt);
@@ -158,6 +158,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       csrfToken: csrf.tokenFor(request, reply),
       createAccountUrl: config.allowRegistration ? `/oauth/authorize${withPrompt(query, 'create')}` : undefined,
       signInUrl: `/oauth/authorize${withPrompt(query, undefined)}`,
+      otherAccountUrl: `/oauth/authorize${withPrompt(query, 'login')}`,
     };
   };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
@@ -199,7 +200,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     if (await mustConsent(db, authorization, session.user_id)) {
       if (silent) return fault('consent_required', 'The user has not allowed this app these scopes.');
       const { client } = authorization;
-      return sendPage(reply, 200, consentPage(pageContext(request, reply, authorization), { name: client.name, logoUri: client.logo_uri, scopes: authorization.scopes }), requestPolicy(authorization));
+      return sendPage(reply, 200, consentPage(pageContext(request, reply, authorization), { name: client.name, logoUri: client.logo_uri, scopes: authorization.scopes, signedInAs: session.email }), requestPolicy(authorization));
     }
     return grant(db, reply, authorization, session);
   }
@@ -214,14 +215,16 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   /**
    * The browser's new sign-in session goes into its cookie. The one the cookie named before (a
    * sign-in again, for prompt=login or max_age, or as another person) ends: a browser holds one
-   * sign-in, and a session no cookie can reach any more should not stay listed as live.
+   * sign-in, and a session no cookie can reach any more should not stay listed as live. Returns
+   * the new sign-in session as every later page reads it (undefined if something ended it since).
    */
-  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: SignedIn) {
+  async function keepSignIn(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, attempt: SignedIn): Promise<LiveSigninSession | undefined> {
     const previous = await signinSessionOf(anyone.db, cookies.read(request, SIGNIN_COOKIE));
     if (previous && previous.id !== attempt.session.id) {
       await anyone.transaction((trx) => signOut(trx, { userId: previous.user_id, sessionId: previous.id }, 'logout', contextOf(request, previous.user_id)));
     }
     cookies.write(reply, SIGNIN_COOKIE, attempt.secret, config.signinSessionTtlSeconds);
+    return signinSessionOf(anyone.db, attempt.secret);
   }
 
   /**
@@ -247,8 +250,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       if (attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
       return showSignIn(request, reply, authorization, attempt.status, { ...page, error: attempt.error });
     }
-    await keepSignIn(anyone, request, reply, attempt);
-    return carryOn(anyone.db, request, reply, authorization, attempt.session, true);
+    return carryOn(anyone.db, request, reply, authorization, await keepSignIn(anyone, request, reply, attempt), true);
   }
 
   app.get(
@@ -390,8 +392,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
             return showSecondFactor(db, request, reply, authorization, attempt.status, mfaToken, methods, attempt.error);
           }
           cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
-          await keepSignIn(anyone, request, reply, attempt);
-          return carryOn(db, request, reply, authorization, attempt.session, true);
+          return carryOn(db, request, reply, authorization, await keepSignIn(anyone, request, reply, attempt), true);
         }
         case 'create': {
           if (!config.allowRegistration) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'createAccount.closed' });

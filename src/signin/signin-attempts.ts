@@ -26,7 +26,7 @@ import { newBrowserSecret } from './signin-service.js';
 
 /** A sign-in that worked: its session, and the secret of the browser's cookie that names it. */
 export interface SignedIn {
-  session: LiveSigninSession;
+  session: Omit<LiveSigninSession, 'email'>;
   secret: string;
 }
 /** A sign-in refused, as the page tells it: the status, the sentence, and for a limit its Retry-After. */

@@ -19,6 +19,8 @@ export interface PageContext {
   createAccountUrl?: string;
   /** The sign-in page of this request (`create` taken out of its `prompt`), for the create-account page. */
   signInUrl?: string;
+  /** This request with `prompt=login`, for the consent page's "use another account". */
+  otherAccountUrl?: string;
 }
 
 export type { PageMessage };
@@ -107,7 +109,7 @@ export function signInPage(context: PageContext, page: SignInPage): string {
  * in plain words, and the two buttons. The logo is beside the app's name in the heading, so it
  * says nothing more to a screen reader (empty `alt`).
  */
-export function consentPage(context: PageContext, app: { name: string; logoUri: string | null; scopes: string[] }): string {
+export function consentPage(context: PageContext, app: { name: string; logoUri: string | null; scopes: string[]; signedInAs: string }): string {
   const { locale } = context;
   return renderPage({
     locale,
@@ -123,6 +125,10 @@ export function consentPage(context: PageContext, app: { name: string; logoUri: 
           ))}
         </ul>
         <input type="hidden" name="csrf_token" value={context.csrfToken} />
+        <p>
+          {message(locale, 'consent.signedInAs', { email: app.signedInAs })}{' '}
+          {context.otherAccountUrl && <a href={context.otherAccountUrl}>{message(locale, 'consent.otherAccount')}</a>}
+        </p>
         <div class="buttons">
           <button type="submit" name="action" value="allow" class="primary">
             {message(locale, 'consent.allow')}

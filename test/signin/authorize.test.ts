@@ -333,6 +333,11 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     // An empty alt (written `alt` alone): the app's name is beside it in the heading.
     assert.match(consent.body, new RegExp(`<img class="app-logo" src="${LOGO}" alt(="")? `));
     assert.match(consent.body, /<li>Know who you are<\/li><li>See your email address<\/li>/);
+    // Whose account the app gets, and a way to another one: the same request asking for a fresh sign-in.
+    assert.ok(consent.body.includes(`You are signed in as ${user.email}.`), 'the consent page names the account');
+    const other = /<a href="(\/oauth\/authorize\?[^"]+)">Use another account<\/a>/.exec(consent.body)?.[1]?.replaceAll('&amp;', '&');
+    assert.equal(new URL(other!, 'http://pages.test').searchParams.get('prompt'), 'login');
+    assert.match((await browser.get(other!)).body, /<h1>Sign in to Acme Shop<\/h1>/);
     assert.match(String(consent.headers['content-security-policy']), /img-src 'self' https:\/\/static\.example\.org https:\/\/cdn\.example\.net;/);
     assert.match(String(consent.headers['content-security-policy']), /form-action 'self' https:\/\/partner\.example\.org/);
 
