@@ -129,6 +129,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Partner Rewards wants to use your Shop account' }).waitFor();
     assert.equal(await tab(), 'a:Skip to the form');
+    assert.equal(await tab(), 'a:Use another account');
     assert.equal(await tab(), 'button:Allow');
     await page.keyboard.press('Enter');
     await page.waitForURL((url) => url.href.startsWith(callback));
