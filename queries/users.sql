@@ -70,10 +70,11 @@ select count(*) as "count"
   where lower(email) = $1 and "created_at" > now() - make_interval(secs => $2);
 
 -- src/users/email-code-repository.ts: spendCodesOfAddress('Ada@Example.com')
-update "email_codes" set "used_at" = $1 where lower(email) = $2 and "used_at" is null;
+update "email_codes" set "used_at" = $1, "signup_name" = $2, "signup_password_hash" = $3, "signup_browser_hash" = $4
+  where lower(email) = $5 and "used_at" is null;
 
 -- src/users/email-code-repository.ts: insertEmailCode({ email: 'ada@example.com', userId: '00000000-0000-4000-8000-000000000001', value: '042917', ttlSeconds: 600 })
-insert into "email_codes" ("id", "email", "user_id", "code_hash", "created_at", "expires_at", "signup_name", "signup_password_hash") values ($1, $2, $3, $4, $5, $6, $7, $8);
+insert into "email_codes" ("id", "email", "user_id", "code_hash", "created_at", "expires_at", "signup_name", "signup_password_hash", "signup_browser_hash") values ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
 -- src/users/email-code-repository.ts: findLiveEmailCode('Ada@Example.com', 5)
 select *
@@ -89,16 +90,17 @@ select * from "email_codes" where "id" = $1 for update;
 update "email_codes" set "failures" = failures + 1 where "id" = $1;
 
 -- src/users/email-code-repository.ts: spendEmailCode('00000000-0000-4000-8000-000000000099')
-update "email_codes" set "used_at" = $1 where "id" = $2;
+update "email_codes" set "used_at" = $1, "signup_name" = $2, "signup_password_hash" = $3, "signup_browser_hash" = $4
+  where "id" = $5;
 
 -- src/users/email-code-repository.ts: spendLiveEmailCode('00000000-0000-4000-8000-000000000099')
-update "email_codes" set "used_at" = $1
-  where "id" = $2 and "used_at" is null and "expires_at" > $3
+update "email_codes" set "used_at" = $1, "signup_name" = $2, "signup_password_hash" = $3, "signup_browser_hash" = $4
+  where "id" = $5 and "used_at" is null and "expires_at" > $6
   returning "id";
 
 -- src/users/email-code-repository.ts: spendCodesOfUser('00000000-0000-4000-8000-000000000001', ['ada@example.com', 'ada.lovelace@example.com'])
-update "email_codes" set "used_at" = $1
-  where "used_at" is null and ("user_id" = $2 or lower(email) in ($3, $4));
+update "email_codes" set "used_at" = $1, "signup_name" = $2, "signup_password_hash" = $3, "signup_browser_hash" = $4
+  where "used_at" is null and ("user_id" = $5 or lower(email) in ($6, $7));
 
 -- src/users/email-code-repository.ts: deleteStaleEmailCodes()
 delete from "email_codes" where "created_at" < now() - interval '1 day';

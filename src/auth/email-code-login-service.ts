@@ -25,7 +25,7 @@ type Outcome = { pair: TokenPair; session: SessionRow } | { secondStep: SecondSt
 export async function logInWithEmailCode(
   db: Kysely<Database>,
   issuer: TokenIssuer,
-  credentials: { email: string; code: string },
+  credentials: { email: string; code: string; browserHash?: string },
   client: ClientDetails,
   settings: EmailCodeSettings & { accountFailureLimit: number },
   context: EventContext,
@@ -33,7 +33,7 @@ export async function logInWithEmailCode(
 ): Promise<{ pair: TokenPair; session: SessionRow } | { secondStep: SecondStep }> {
   const attempt = await beginLoginAttempt(db, credentials.email, settings.accountFailureLimit);
   const outcome = await inTransaction(db, async (trx): Promise<Outcome> => {
-    const proof = await redeemEmailCode(trx, credentials.email, credentials.code, settings, context);
+    const proof = await redeemEmailCode(trx, credentials.email, credentials.code, settings, context, credentials.browserHash);
     if ('wrong' in proof) return { refusal: 'code' };
     const { user } = proof;
     if (user.status !== 'active') return { refusal: 'suspended' };

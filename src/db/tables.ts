@@ -141,9 +141,10 @@ export interface EmailCodesTable {
   expires_at: Timestamp;
   /** When it signed in, or was replaced or spent; null while it may still be used. */
   used_at: Date | null;
-  /** The name and argon2 hash the create-account page was given, for the account the code makes (0038); null otherwise. */
-  signup_name: ColumnType<string | null, string | null | undefined, never>;
-  signup_password_hash: ColumnType<string | null, string | null | undefined, never>;
+  /** The name and argon2 hash the create-account page was given, and the hash of the browser that gave them (0038); null otherwise, and once spent. */
+  signup_name: ColumnType<string | null, string | null | undefined, null>;
+  signup_password_hash: ColumnType<string | null, string | null | undefined, null>;
+  signup_browser_hash: ColumnType<string | null, string | null | undefined, null>;
 }
 
 export type AccountAttemptKind = 'login_failure' | 'email_change' | 'verification_resend';

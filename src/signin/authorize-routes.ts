@@ -15,7 +15,7 @@ import type { TokenIssuer } from '../sessions/token-issuer.js';
 import { methodsOfLoginToken } from '../mfa/mfa-login-service.js';
 import { mfaSettingsOf } from '../mfa/mfa-settings.js';
 import type { SecondFactorProof } from '../mfa/second-factor-check.js';
-import { emailCodeSettingsOf, requestEmailCode, type PendingSignup } from '../users/email-code-service.js';
+import { emailCodeSettingsOf, requestEmailCode, type PageBrowser } from '../users/email-code-service.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { signOut } from '../users/sign-out-service.js';
 import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
@@ -23,7 +23,7 @@ import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
-import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { codeFor, consentMayStand, hashBrowserSecret, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
 import { assertionOf, refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
@@ -66,6 +66,13 @@ function secondFactorProofOf(form: Record<string, string>): SecondFactorProof | 
   return webauthn ? { webauthn } : undefined;
 }
 
+/**
+ * The browser a post came from, as a hash of its CSRF token (checked equal to its cookie before
+ * any action): what ties a create-account page's pending name and password to the browser that
+ * gave them.
+ */
+const browserHashOf = (form: Record<string, string>): string => hashBrowserSecret(form.csrf_token ?? '');
+
 /** The form's fields, the first value of each (a browser sends each once). */
 function readForm(text: string): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -87,7 +94,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   const brand = { name: config.signinBrandName, logoUrl: config.signinLogoUrl };
   const localeOf = (request: FastifyRequest, uiLocales?: string | null) => chooseLocale(uiLocales ?? undefined, request.headers['accept-language'], config.signinDefaultLocale);
   // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
-  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale; signup?: PendingSignup }>();
+  const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale; browser: PageBrowser }>();
   const codeMinutes = Math.round(config.emailCodeTtlSeconds / 60);
 
   /**
@@ -346,7 +353,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       onResponse: async (request) => {
         const code = codesToSend.get(request);
         if (code === undefined) return;
-        await requestEmailCode((await request.access.anyone()).db, code.email, emailCodeSettingsOf(config, app.accountMail), code.locale, code.signup).catch((error: unknown) =>
+        await requestEmailCode((await request.access.anyone()).db, code.email, emailCodeSettingsOf(config, app.accountMail), code.locale, code.browser).catch((error: unknown) =>
           request.log.error({ err: error }, 'could not queue an email code'),
         );
       },
@@ -372,7 +379,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           // The API's limit (1024): a longer one is wrong anyway, and not worth an argon2 run.
           if (!byCode && form.password!.length > 1024) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.failed' } });
           if (byCode && !form.code?.trim()) return showSignIn(request, reply, authorization, 400, { stage, email, error: { key: 'signIn.codeMissing' } });
-          return afterFirstFactor(anyone, request, reply, authorization, await attempts.firstStep(db, request, form, byCode), { stage, email });
+          return afterFirstFactor(anyone, request, reply, authorization, await attempts.firstStep(db, request, form, byCode, browserHashOf(form)), { stage, email });
         }
         case 'passkey':
           // The second-factor page's passkey names its step; the sign-in page's is a first factor.
@@ -405,14 +412,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           const refusedCreate = await codeBudgetRefusal(request, reply, email);
           if (refusedCreate) return showCreateAccount(request, reply, authorization, refusedCreate.status, { ...page, error: refusedCreate.error });
           // No account yet: one is made when the mailed code comes back, so this page shows the same to an email with an account.
-          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales), signup: { name, passwordHash: await hashPassword(password) } });
+          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales), browser: { browserHash: browserHashOf(form), signup: { name, passwordHash: await hashPassword(password) } } });
           return showSignIn(request, reply, authorization, 200, { stage: 'code', email, notice: { key: 'createAccount.codeSent', values: { email, minutes: codeMinutes } } });
         }
         case 'send_code': {
           if (!EMAIL.test(email) || email.length > 254) return showSignIn(request, reply, authorization, 400, { stage: 'password', email, error: { key: 'signIn.emailInvalid' } });
           const refused = await codeBudgetRefusal(request, reply, email);
           if (refused) return showSignIn(request, reply, authorization, refused.status, { stage: 'password', email, error: refused.error });
-          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales) });
+          codesToSend.set(request, { email, locale: localeOf(request, authorization.uiLocales), browser: { browserHash: browserHashOf(form) } });
           return showSignIn(request, reply, authorization, 200, {
             stage: 'code',
             email,

@@ -42,6 +42,8 @@ export function refusalOf(error: unknown): Refusal {
   switch (error.code) {
     case 'invalid_credentials':
     case 'invalid_email_code':
+    // A code's account made at the moment another registration took the address: nothing was made.
+    case 'email_taken':
       return { status: 400, error: { key: 'signIn.failed' } };
     case 'invalid_mfa_code':
       return { status: 400, error: { key: 'secondFactor.failed' } };
@@ -76,8 +78,12 @@ export class SignInAttempts {
     return { secret: browser.secret, options: { browserSecretHash: browser.hash, lifetimeSeconds: this.settings.config.signinSessionTtlSeconds } };
   }
 
-  /** A sign-in by password (`byCode` false) or email code: the address-and-email budget, then the account's limits. */
-  async firstStep(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean): Promise<SignedIn | Refusal | { secondStep: SecondStep }> {
+  /**
+   * A sign-in by password (`byCode` false) or email code: the address-and-email budget, then the
+   * account's limits. A code comes with the hash of the browser posting it, which lets a code its
+   * create-account page asked for apply that page's name and password.
+   */
+  async firstStep(db: Kysely<Database>, request: FastifyRequest, form: Record<string, string>, byCode: boolean, browserHash: string): Promise<SignedIn | Refusal | { secondStep: SecondStep }> {
     const { config, rateLimiter, accountMail, tokenIssuer } = this.settings;
     const email = (form.email ?? '').trim();
     const started = this.newSigninSession();
@@ -87,7 +93,7 @@ export class SignInAttempts {
         ? await logInWithEmailCode(
             db,
             tokenIssuer,
-            { email, code: (form.code ?? '').replace(/\s/g, '') },
+            { email, code: (form.code ?? '').replace(/\s/g, ''), browserHash },
             clientOf(request),
             { ...emailCodeSettingsOf(config, accountMail), accountFailureLimit: config.loginAccountFailureLimit },
             contextOf(request),

@@ -28,16 +28,27 @@ export async function countRecentEmailCodes(db: Kysely<Database>, email: string,
   return Number(row.count);
 }
 
+/** A spent code keeps no password hash of a signup it carried. */
+const SPENT = () => ({ used_at: new Date(), signup_name: null, signup_password_hash: null, signup_browser_hash: null });
+
 /** Spends the live codes of an address: a newer one replaces them. */
 export async function spendCodesOfAddress(db: Kysely<Database>, email: string): Promise<void> {
-  await db.updateTable('email_codes').set({ used_at: new Date() }).where(sql<string>`lower(email)`, '=', email.toLowerCase()).where('used_at', 'is', null).execute();
+  await db.updateTable('email_codes').set(SPENT()).where(sql<string>`lower(email)`, '=', email.toLowerCase()).where('used_at', 'is', null).execute();
 }
 
-/** What the create-account page was given, kept on the code until it comes back (API.md section 18). */
+/** What the create-account page was given, kept on the code until it comes back through the browser that gave it (API.md section 18). */
 export interface PendingSignup {
   name: string;
   passwordHash: string;
+  /** SHA-256 of the browser's CSRF token. */
+  browserHash: string;
 }
+
+/** The pending signup a code carries, when it carries one. */
+export const pendingSignupOf = (row: EmailCodeRow): PendingSignup | undefined =>
+  row.signup_password_hash !== null && row.signup_browser_hash !== null
+    ? { name: row.signup_name ?? '', passwordHash: row.signup_password_hash, browserHash: row.signup_browser_hash }
+    : undefined;
 
 export async function insertEmailCode(
   db: Kysely<Database>,
@@ -57,6 +68,7 @@ export async function insertEmailCode(
       expires_at: expiresAt,
       signup_name: code.signup?.name ?? null,
       signup_password_hash: code.signup?.passwordHash ?? null,
+      signup_browser_hash: code.signup?.browserHash ?? null,
     })
     .execute();
   return { expiresAt };
@@ -86,14 +98,14 @@ export async function countEmailCodeFailure(trx: Transaction<Database>, id: stri
 }
 
 export async function spendEmailCode(trx: Transaction<Database>, id: string): Promise<void> {
-  await trx.updateTable('email_codes').set({ used_at: new Date() }).where('id', '=', id).execute();
+  await trx.updateTable('email_codes').set(SPENT()).where('id', '=', id).execute();
 }
 
 /** Spends a code if it is still live: whether it was. */
 export async function spendLiveEmailCode(trx: Transaction<Database>, id: string): Promise<boolean> {
   const spent = await trx
     .updateTable('email_codes')
-    .set({ used_at: new Date() })
+    .set(SPENT())
     .where('id', '=', id)
     .where('used_at', 'is', null)
     .where('expires_at', '>', new Date())
@@ -110,7 +122,7 @@ export async function spendCodesOfUser(trx: Transaction<Database>, userId: strin
   const lowered = addresses.map((address) => address.toLowerCase());
   await trx
     .updateTable('email_codes')
-    .set({ used_at: new Date() })
+    .set(SPENT())
     .where('used_at', 'is', null)
     .where((eb) => (lowered.length > 0 ? eb.or([eb('user_id', '=', userId), eb(sql<string>`lower(email)`, 'in', lowered)]) : eb('user_id', '=', userId)))
     .execute();

@@ -98,6 +98,17 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     throw new Error(`no code mailed to ${email}`);
   }
 
+  /** The `count`th code mailed to `email` (codes are sent after the page's reply, so it waits for them). */
+  async function nthMailedCode(email: string, count: number): Promise<string> {
+    for (let waited = 0; waited < 15_000; waited += 50) {
+      await testApp.jobs.runNow('send-mail');
+      const codes = catcher.mails.filter((mail) => mail.to.includes(email.toLowerCase())).map((mail) => CODE_IN_MAIL.exec(mail.text)?.[1]).filter(Boolean);
+      if (codes.length >= count) return codes[count - 1]!;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no code number ${count} mailed to ${email}`);
+  }
+
   /** A user signed in through the page by password; answers the browser and the reply to the sign-in. */
   async function signInByPassword(url: string, user: Session, browser = new PageBrowser(testApp.app)) {
     const page = await browser.get(url);
@@ -572,6 +583,73 @@ describe('GET /oauth/authorize and the hosted sign-in pages (API.md section 18)'
     assert.equal(kept.name, 'Ada Lovelace', 'the name given on the second page is dropped');
     const otherPassword = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'another-password-1' } });
     assert.equal(otherPassword.statusCode, 401, 'and so is its password');
+  });
+
+  it("applies the create page's name and password only through the browser that gave them: not another person's create, not the API", async () => {
+    const passwordOf = async (email: string) => (await testApp.db.selectFrom('users').select(['password_hash', 'name']).where('email', '=', email).executeTakeFirstOrThrow());
+    // The owner asks in one browser; someone else asks for the same address in another, whose code replaces the first.
+    const email = uniqueEmail('contested');
+    const owner = new PageBrowser(testApp.app);
+    const ownerPage = await owner.submit(await owner.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Owner', email, password: 'owner-password-1' });
+    await nthMailedCode(email, 1);
+    const intruder = new PageBrowser(testApp.app);
+    await intruder.submit(await intruder.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Intruder', email, password: 'intruder-password-1' });
+    const newest = await nthMailedCode(email, 2);
+    assert.ok(redirectOf(await owner.submit(ownerPage, 'email_code', { email, code: newest })).get('code'));
+    const made = await passwordOf(email);
+    assert.equal(made.password_hash, null, "another browser's password is never set: the code made a password-less account, as an email code does");
+    assert.notEqual(made.name, 'Intruder');
+    const intruderLogin = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'intruder-password-1' } });
+    assert.equal(intruderLogin.statusCode, 401);
+
+    // A create page's code posted to the API signs in as a plain email code: no password set.
+    const viaApi = uniqueEmail('via-api');
+    const browser = new PageBrowser(testApp.app);
+    const mailsBefore = catcher.mails.length;
+    await browser.submit(await browser.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Api', email: viaApi, password: 'api-password-12' });
+    const code = await mailedCode(viaApi, mailsBefore, CODE_IN_MAIL);
+    const login = await testApp.app.inject({ method: 'POST', url: '/api/auth/login/email-code', payload: { email: viaApi, code } });
+    assert.equal(login.statusCode, 200, login.body);
+    assert.equal((await passwordOf(viaApi)).password_hash, null);
+  });
+
+  it('keeps the create page\'s details when the same browser asks for the code again', async () => {
+    const email = uniqueEmail('resent');
+    const browser = new PageBrowser(testApp.app);
+    const asked = await browser.submit(await browser.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Resent Person', email, password: 'resent-password-1' });
+    await nthMailedCode(email, 1);
+    const again = await browser.submit(asked, 'send_code', { email });
+    const code = await nthMailedCode(email, 2);
+    assert.ok(redirectOf(await browser.submit(again, 'email_code', { email, code })).get('code'));
+    const made = await testApp.db.selectFrom('users').select(['name']).where('email', '=', email).executeTakeFirstOrThrow();
+    assert.equal(made.name, 'Resent Person');
+    const login = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'resent-password-1' } });
+    assert.equal(login.statusCode, 200, login.body);
+  });
+
+  it("lets the address's owner take over an account someone registered for it without proving it: their password and sessions end", async () => {
+    const email = uniqueEmail('squatted');
+    const registered = await testApp.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: 'squatter-password-1', name: 'Squatter' } });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const squatter = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'squatter-password-1' } });
+    assert.equal(squatter.statusCode, 200);
+
+    const browser = new PageBrowser(testApp.app);
+    const before = catcher.mails.length;
+    const asked = await browser.submit(await browser.get(authorizeUrl({ prompt: 'create' })), 'create', { name: 'Owner', email, password: 'owner-password-12' });
+    const code = await mailedCode(email, before, CODE_IN_MAIL);
+    assert.ok(redirectOf(await browser.submit(asked, 'email_code', { email, code })).get('code'));
+
+    const old = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'squatter-password-1' } });
+    assert.equal(old.statusCode, 401, "the squatter's password is gone");
+    const ownerLogin = await testApp.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'owner-password-12' } });
+    assert.equal(ownerLogin.statusCode, 200, ownerLogin.body);
+    const squatterSession = await testApp.app.inject({ method: 'GET', url: '/api/users/profile', headers: { authorization: `Bearer ${squatter.json().access_token}` } });
+    assert.equal(squatterSession.statusCode, 401, "the squatter's session ended");
+    const user = await testApp.db.selectFrom('users').select(['id', 'email_verified']).where('email', '=', email).executeTakeFirstOrThrow();
+    assert.equal(user.email_verified, true);
+    const events = await testApp.db.selectFrom('events').select('type').where('subject_id', '=', user.id).where('type', 'in', ['user.password_changed', 'user.email_verified']).execute();
+    assert.deepEqual(events.map((event) => event.type).sort(), ['user.email_verified', 'user.password_changed']);
   });
 
   it('answers no HEAD, which would issue a code to a link checker', async () => {
