@@ -19592,6 +19592,11 @@ export interface operations {
                     recovery_code?: string;
                     /** @description The JSON of a passkey's assertion (AuthenticationResponseJSON) answering the page's `data-webauthn-options` (`passkey`). */
                     webauthn?: string;
+                    /**
+                     * @description `second_factor` on the second-factor page's passkey form: the assertion proves the second factor of the login under way, not a first sign-in.
+                     * @example second_factor
+                     */
+                    step?: string;
                 };
             };
         };
@@ -19625,7 +19630,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The CSRF token is missing or wrong; or the account is suspended; or registration is closed. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            /** @description The CSRF token is missing or wrong; or the account is suspended; or registration is closed; or the only second factor is a passkey and the page cannot ask for it (the passkey bundle is not installed). `Cache-Control: no-store` and a strict Content-Security-Policy. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
-import { addressKey, loginBudgetKey } from '../http/client-address.js';
+import { emailCodeBudgetKey, loginBudgetKey } from '../http/client-address.js';
 import { AppError } from '../http/errors.js';
 import { problemResponses } from '../http/problem-schema.js';
 import { PUBLIC } from '../sessions/access-rule.js';
@@ -39,7 +39,7 @@ export const emailCodeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         response: { 202: MailAcceptedSchema, ...problemResponses(400, 413, 415, 429) },
       },
       preHandler: async (request) => {
-        await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${request.body.email.toLowerCase()}`, config.loginRateLimit);
+        await app.rateLimiter.spend(emailCodeBudgetKey(request.ip, request.body.email), config.loginRateLimit);
       },
       // After the reply has gone: a known address must not take longer to answer than an unknown one.
       onResponse: async (request, reply) => {

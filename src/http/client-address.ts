@@ -28,6 +28,11 @@ export function loginBudgetKey(address: string, email: string): string {
   return `login:${addressKey(address)}:${email.toLowerCase()}`;
 }
 
+/** The budget of email-code requests from an address for an email (POST /api/auth/email-code and the hosted pages' codes share it). */
+export function emailCodeBudgetKey(address: string, email: string): string {
+  return `email-code:${addressKey(address)}:${email.toLowerCase()}`;
+}
+
 /**
  * The key of the budget password-reset requests spend (API.md section 3: limited like logins,
  * per address and email), from the API and from the hosted forgotten-password page alike.

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-service.js';
 import type { ApiClientRow, Database } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
-import { addressKey } from '../http/client-address.js';
+import { emailCodeBudgetKey } from '../http/client-address.js';
 import { toAppError } from '../http/error-handler.js';
 import { setPageHeaders } from '../http/security.js';
 import { grantConsent } from '../oauth/consent-service.js';
@@ -103,7 +103,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
    */
   async function codeBudgetRefusal(request: FastifyRequest, reply: FastifyReply, email: string): Promise<Refusal | undefined> {
     try {
-      await app.rateLimiter.spend(`email-code:${addressKey(request.ip)}:${email.toLowerCase()}`, config.loginRateLimit);
+      await app.rateLimiter.spend(emailCodeBudgetKey(request.ip, email), config.loginRateLimit);
       return undefined;
     } catch (error) {
       const refused = refusalOf(error);
@@ -260,6 +260,28 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return carryOn(anyone.db, request, reply, authorization, await keepSignIn(anyone, request, reply, attempt), true);
   }
 
+  /**
+   * A post of the second-factor page (a TOTP code, a recovery code, or a passkey's assertion) for
+   * the login whose mfa_token the browser's cookie holds: the sign-in session and what comes after
+   * it, the page again with what was wrong, or the sign-in page when the login is gone.
+   */
+  async function secondFactorStep(anyone: AdmittedAnyone, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, form: Record<string, string>) {
+    const { db } = anyone;
+    const proof = secondFactorProofOf(form);
+    const mfaToken = cookies.read(request, SECOND_STEP_COOKIE);
+    const attempt = proof ? await attempts.secondStep(db, request, mfaToken, proof) : ({ status: 400, error: { key: 'secondFactor.failed' } } as const);
+    if ('error' in attempt) {
+      if ('retryAfter' in attempt && attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
+      // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
+      if (attempt.error.key === 'secondFactor.expired' || !mfaToken) return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: { key: 'secondFactor.expired' } });
+      // Asked again with the methods the first step offered: a user without recovery codes is not offered them now.
+      const methods = (await methodsOfLoginToken(db, mfaToken)).filter((method) => pageMethods.includes(method));
+      return showSecondFactor(db, request, reply, authorization, attempt.status, mfaToken, methods, attempt.error);
+    }
+    cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
+    return carryOn(db, request, reply, authorization, await keepSignIn(anyone, request, reply, attempt), true);
+  }
+
   app.get(
     '/oauth/authorize',
     {
@@ -346,7 +368,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           200: HtmlPage('The next page: the email code field (after `send_code` or `create`), the second factor, or the consent page.'),
           303: REDIRECT_303,
           400: HtmlPage('The page again, with what was wrong; or the error page of a bad app or redirect URI.'),
-          403: HtmlPage('The CSRF token is missing or wrong; or the account is suspended; or registration is closed.'),
+          403: HtmlPage(
+            'The CSRF token is missing or wrong; or the account is suspended; or registration is closed; or the only second factor is a passkey and the page cannot ask for it (the passkey bundle is not installed).',
+          ),
           429: HtmlPage('Too many tries: the page again, saying how long to wait.', RETRY_AFTER),
         },
       },
@@ -383,24 +407,11 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
         }
         case 'passkey':
           // The second-factor page's passkey names its step; the sign-in page's is a first factor.
-          if (form.step !== 'second_factor') return afterFirstFactor(anyone, request, reply, authorization, await attempts.passkey(db, request, form.webauthn ?? ''), { stage: 'password', email });
-        // falls through
+          if (form.step === 'second_factor') return secondFactorStep(anyone, request, reply, authorization, form);
+          return afterFirstFactor(anyone, request, reply, authorization, await attempts.passkey(db, request, form.webauthn ?? ''), { stage: 'password', email });
         case 'totp':
-        case 'recovery_code': {
-          const proof = secondFactorProofOf(form);
-          const mfaToken = cookies.read(request, SECOND_STEP_COOKIE);
-          const attempt = proof ? await attempts.secondStep(db, request, mfaToken, proof) : ({ status: 400, error: { key: 'secondFactor.failed' } } as const);
-          if ('error' in attempt) {
-            if ('retryAfter' in attempt && attempt.retryAfter) reply.header('retry-after', attempt.retryAfter);
-            // A token that is gone (expired, spent, five wrong codes, or a credential change since) needs the first step again.
-            if (attempt.error.key === 'secondFactor.expired' || !mfaToken) return showSignIn(request, reply, authorization, attempt.status, { stage: 'password', email: '', error: { key: 'secondFactor.expired' } });
-            // Asked again with the methods the first step offered: a user without recovery codes is not offered them now.
-            const methods = (await methodsOfLoginToken(db, mfaToken)).filter((method) => pageMethods.includes(method));
-            return showSecondFactor(db, request, reply, authorization, attempt.status, mfaToken, methods, attempt.error);
-          }
-          cookies.write(reply, SECOND_STEP_COOKIE, '', 0);
-          return carryOn(db, request, reply, authorization, await keepSignIn(anyone, request, reply, attempt), true);
-        }
+        case 'recovery_code':
+          return secondFactorStep(anyone, request, reply, authorization, form);
         case 'create': {
           if (!config.allowRegistration) return sendError(reply, 403, localeOf(request, authorization.uiLocales), { key: 'createAccount.closed' });
           const name = (form.name ?? '').trim();

@@ -33,6 +33,7 @@ export const AuthorizeForm = Type.Object(
     code: text('The 6-digit code of the email (`email_code`) or of the authenticator app (`totp`).'),
     recovery_code: text('A recovery code (`recovery_code`).'),
     webauthn: text("The JSON of a passkey's assertion (AuthenticationResponseJSON) answering the page's `data-webauthn-options` (`passkey`)."),
+    step: text('`second_factor` on the second-factor page\'s passkey form: the assertion proves the second factor of the login under way, not a first sign-in.', ['second_factor']),
   },
   { examples: [{ action: 'password', csrf_token: 'Zq3t0Jx2Vw8yR1uK5mN7pQ9sT4vX6zA2bC8dE0fG1hI', email: 'ada@example.com', password: 'correct-horse-battery' }] },
 );

@@ -3,12 +3,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 /**
- * The sign-in page's passkey script (API.md section 18: the pages work without JavaScript except
- * for passkeys). It reads the request options from the form's `data-webauthn-options`, offers the
- * browser's passkeys in the email field's autofill (`autocomplete="username webauthn"`) and behind
- * the passkey button, which it shows, and posts the assertion's JSON in `webauthn` with
- * `action=passkey`. A ceremony cancelled or failed leaves the page as it was, for another try or
- * another way. Plain ES2020, no module: it runs after SimpleWebAuthn's bundle in the same file.
+ * The hosted pages' passkey script (API.md section 18: the pages work without JavaScript except
+ * for passkeys), on the sign-in page and the second-factor page. It reads the request options from
+ * the form's `data-webauthn-options`, shows the passkey button and runs the ceremony behind it, and
+ * where the form has a field for the browser's passkey autofill (`autocomplete="username
+ * webauthn"`, the sign-in page's email) offers the passkeys there too; it posts the assertion's
+ * JSON in `webauthn` with `action=passkey`. A ceremony cancelled or failed leaves the page as it
+ * was, for another try or another way. Plain ES2020, no module: it runs after SimpleWebAuthn's
+ * bundle in the same file.
  */
 const PAGE_SCRIPT = `
 (() => {
@@ -28,6 +30,7 @@ const PAGE_SCRIPT = `
     event.preventDefault();
     webauthn.startAuthentication({ optionsJSON }).then(post, stay);
   });
+  if (!form.querySelector('input[autocomplete~="webauthn"]')) return;
   webauthn.browserSupportsWebAuthnAutofill().then((autofill) => {
     if (autofill) webauthn.startAuthentication({ optionsJSON, useBrowserAutofill: true }).then(post, stay);
   });
