@@ -95,7 +95,8 @@ const exportRow = ({ variant, stockByLocation }: ExportedVariant) => ({
   product_id: variant.product_id,
   name: variant.name,
   price: variant.price,
-  stock: variant.stock,
+  // The levels are read after the page: a change between the two must not leave `stock` other than their total, which the import requires.
+  stock: stockByLocation ? Object.values(stockByLocation).reduce((sum, stock) => sum + stock, 0) : variant.stock,
   ...(stockByLocation ? { stock_by_location: stockByLocation } : {}),
   attributes: variant.attributes,
 });

@@ -4,7 +4,7 @@ import type { Database, StockLevelRow, VariantRow } from '../db/tables.js';
 import type { EventContext } from '../events/event-recorder.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validation.js';
-import { levelAt, levelsOfVariants, shortAt, type LocationStock } from '../inventory/stock-service.js';
+import { holdLocationsForChange, levelAt, levelsOfVariants, shortAt, type LocationStock } from '../inventory/stock-service.js';
 import { VariantBody } from '../variants/variant-schemas.js';
 import {
   createImported,
@@ -173,6 +173,7 @@ async function applyAlone(trx: Transaction<Database>, plan: Plan, settings: Batc
  */
 export async function applyBatch(trx: Transaction<Database>, rows: ReadRow[], settings: BatchSettings): Promise<RowOutcome[]> {
   const requests = rows.map((row) => ('request' in row ? row.request : undefined));
+  await holdLocationsForChange(trx, requests.flatMap((request) => request?.stockAt?.map((named) => named.location_id) ?? []));
   const stored = await lockVariantsBySku(trx, [...new Set(requests.flatMap((request) => (request ? [request.sku.toLowerCase()] : [])))]);
   const bySku = new Map(stored.map((variant) => [variant.sku.toLowerCase(), variant]));
   const levels = requests.some((request) => request?.stockAt) ? await levelsOfVariants(trx, stored.map((variant) => variant.id)) : [];

@@ -167,6 +167,16 @@ const unknownLocations = (paths: string[]) =>
   );
 
 /**
+ * Share-locks the locations a change is about to set stock at, before its variants are locked:
+ * every writer of stock takes the locations first (a location's change of status locks the
+ * location, then its variants), so taking them in the other order could deadlock. Unknown ids
+ * are passed over: the change itself refuses them.
+ */
+export async function holdLocationsForChange(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  if (ids.length > 0) await shareLocations(trx, [...new Set(ids)]);
+}
+
+/**
  * The locations the request names, share-locked (locations.ts may not delete them or change
  * their status until this commits), by id; an unknown one is 404 with each path naming it.
  */

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { useAppWithAdmin } from '../helpers/test-app.js';
+import { sql } from 'kysely';
+import { transactionRetries } from '../../src/db/transaction.js';
+import { onPostgres, useAppWithAdmin } from '../helpers/test-app.js';
 
 const CSV = 'text/csv';
 const JSONL = 'application/x-ndjson';
@@ -253,5 +255,29 @@ describe('variant imports and exports: stock at several locations', () => {
     }
     assert.deepEqual(await stockByCode(none.id), { total: 0, default: 0, 'Store-1': 0 });
     assert.deepEqual(await stockByCode(both.id), { total: 7, default: 4, 'Store-1': 3 });
+  });
+
+  it('takes a location before the variants it sets stock of, as a change of the location status does, so the two never deadlock (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    const tag = unique();
+    const variant = await newVariant(tag, `LOCK-${tag}`, 0);
+    await putStock(variant.id, store.id, 1);
+    const deadlocksBefore = transactionRetries.deadlock;
+    let imports: Promise<unknown> | undefined;
+    // A location's change of status locks the location, then its variants: this transaction does the same, and holds them while the import runs.
+    await fixture.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('locations').select('id').where('id', '=', store.id).forUpdate().execute();
+      imports = imported(`sku,product_id,name,price,stock.${store.code}\nLOCK-${tag},p-${tag},LOCK-${tag},100,7\n`);
+      // The import waits for the location (taken first) rather than holding the variant this transaction is about to lock.
+      for (let waits = 0; waits === 0; ) {
+        waits = Number((await sql<{ count: string }>`select count(*) as count from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(fixture.db)).rows[0]!.count);
+      }
+      await sql`set local lock_timeout = '5s'`.execute(trx);
+      await trx.selectFrom('variants').select('id').where('id', '=', variant.id).forUpdate().execute();
+    });
+    const outcome = (await imports) as { status: string; created: number; updated: number; failed: number };
+    assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome));
+    assert.equal(outcome.updated, 1);
+    assert.equal((await stockByCode(variant.id))[store.code], 7);
+    assert.equal(transactionRetries.deadlock, deadlocksBefore, 'no deadlock was met and retried');
   });
 });
