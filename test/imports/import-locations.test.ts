@@ -277,7 +277,7 @@ describe('variant imports and exports: stock at several locations', () => {
     const outcome = (await imports) as { status: string; created: number; updated: number; failed: number };
     assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome));
     assert.equal(outcome.updated, 1);
-    assert.equal((await stockByCode(variant.id))[store.code], 7);
+    assert.equal(((await stockByCode(variant.id)) as Record<string, number>)[store.code], 7);
     assert.equal(transactionRetries.deadlock, deadlocksBefore, 'no deadlock was met and retried');
   });
 });
