@@ -311,8 +311,9 @@ if (options.scale) {
 } else {
   const kinds = printOnly ? (['postgres'] as const) : options.db === 'both' ? (['postgres', 'pglite'] as const) : [options.db as 'postgres' | 'pglite'];
   if (!options['locations-only']) for (const kind of kinds) await benchDatabase(kind);
-  // Last, in a database of its own: see atSeveralLocations.
-  if ((kinds as readonly string[]).includes('postgres')) await atSeveralLocations();
+  // Last, in a database of its own (see atSeveralLocations); not in a run of another scenario alone.
+  const otherOnly = options['flash-sale-only'] || options['signin-only'] || options['catalogue-only'];
+  if ((kinds as readonly string[]).includes('postgres') && !otherOnly) await atSeveralLocations();
   if (goals.length > 0) {
     say(`### Goals of this run`);
     say();
