@@ -9,18 +9,31 @@ const SALE_STOCK = 1_000_000;
 const OPEN_HOLDS = 100_000;
 const TIMED_RESERVATIONS = 300;
 
-interface Shop {
+/** Units of an acknowledged commit at one location, as its reply names them. */
+export interface Allocation {
+  location_id: string;
+  quantity: number;
+}
+
+export interface Shop {
   /** Reserves one unit; the reservation's id, or undefined if refused. */
   reserve: () => Promise<string | undefined>;
-  commit: (id: string) => Promise<boolean>;
+  /** Commits; the allocations of the line its reply shows, or undefined if refused. */
+  commit: (id: string) => Promise<Allocation[] | undefined>;
 }
+
+/** The allocations of a committed reservation's one line, from the reply of the service or the reference (the same representation). */
+const allocationsOfReply = (reply: { status: number; body?: Record<string, unknown> | undefined }): Allocation[] | undefined =>
+  reply.status === 200 ? ((reply.body?.lines as { allocations: Allocation[] }[] | undefined)?.[0]?.allocations ?? []) : undefined;
 
 /**
  * `connections` shoppers, each reserving one unit of the one variant and committing it, again
  * and again for `duration` seconds; a checkout is the two requests, its latency theirs together.
+ * `committedAt`: the units of the acknowledged commits, by the location their replies name.
  */
-async function shop(name: string, store: Shop, options: { connections: number; duration: number }): Promise<{ figures: Figures; committed: number }> {
+export async function shop(name: string, store: Shop, options: { connections: number; duration: number }): Promise<{ figures: Figures; committed: number; committedAt: Map<string, number> }> {
   const latencies: number[] = [];
+  const committedAt = new Map<string, number>();
   let failures = 0;
   let refused = 0;
   const deadline = Date.now() + options.duration * 1000;
@@ -32,38 +45,43 @@ async function shop(name: string, store: Shop, options: { connections: number; d
         refused++;
         continue;
       }
-      if (await store.commit(id)) latencies.push(performance.now() - started);
-      else failures++;
+      const allocations = await store.commit(id);
+      if (!allocations) {
+        failures++;
+        continue;
+      }
+      latencies.push(performance.now() - started);
+      for (const { location_id: locationId, quantity } of allocations) committedAt.set(locationId, (committedAt.get(locationId) ?? 0) + quantity);
     }
   };
   await Promise.all(Array.from({ length: options.connections }, shopper));
   latencies.sort((a, b) => a - b);
   const figures = { name, requestsPerSecond: latencies.length / options.duration, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors: failures, non2xx: refused, total: latencies.length };
-  return { figures, committed: latencies.length };
+  return { figures, committed: latencies.length, committedAt };
 }
 
-function serviceShop(baseUrl: string, auth: Record<string, string>, variantId: string): Shop {
+export function serviceShop(baseUrl: string, auth: Record<string, string>, variantId: string): Shop {
   return {
     reserve: async () => {
       const reply = await postJson(`${baseUrl}/api/reservations`, { lines: [{ variant_id: variantId, quantity: 1 }] }, auth);
       return reply.status === 201 ? String(reply.body?.id) : undefined;
     },
-    commit: async (id) => (await postJson(`${baseUrl}/api/reservations/${id}/commit`, {}, auth)).status === 200,
+    commit: async (id) => allocationsOfReply(await postJson(`${baseUrl}/api/reservations/${id}/commit`, {}, auth)),
   };
 }
 
 /** The service's requests, token included (the reference does not read it), to the reference's routes. */
-function referenceShop(baseUrl: string, auth: Record<string, string>, variantId: string): Shop {
+export function referenceShop(baseUrl: string, auth: Record<string, string>, variantId: string): Shop {
   return {
     reserve: async () => {
       const reply = await postJson(`${baseUrl}/reservations`, { lines: [{ variant_id: variantId, quantity: 1 }] }, auth);
       return reply.status === 201 ? String(reply.body?.id) : undefined;
     },
-    commit: async (id) => (await postJson(`${baseUrl}/reservations/${id}/commit`, {}, auth)).status === 200,
+    commit: async (id) => allocationsOfReply(await postJson(`${baseUrl}/reservations/${id}/commit`, {}, auth)),
   };
 }
 
-async function newSaleVariant(baseUrl: string, auth: Record<string, string>, stock: number): Promise<string> {
+export async function newSaleVariant(baseUrl: string, auth: Record<string, string>, stock: number): Promise<string> {
   const id = randomUUID();
   const reply = await postJson(`${baseUrl}/api/variants/${id}`, { product_id: 'bench-sale', sku: `SALE-${id}`, name: 'Sale', price: 100, stock, attributes: { sale: id } }, auth);
   if (reply.status !== 201) throw new Error(`seeding the sale variant failed: ${reply.status}`);
@@ -71,7 +89,7 @@ async function newSaleVariant(baseUrl: string, auth: Record<string, string>, sto
 }
 
 /** A checkout service's credentials: an API client with `reservations:write`, by its client credentials token. */
-async function checkoutClient(baseUrl: string, auth: Record<string, string>): Promise<Record<string, string>> {
+export async function checkoutClient(baseUrl: string, auth: Record<string, string>): Promise<Record<string, string>> {
   const client = await newApiClient(baseUrl, auth, 'Bench checkout', ['reservations:write']);
   return { authorization: `Bearer ${client.token}` };
 }
