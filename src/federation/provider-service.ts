@@ -47,6 +47,7 @@ export async function prepareProviderPatch(patch: IdentityProviderPatch, clientI
     if (problems.length > 0) throw refused(problems);
   }
   if (patch.issuer === undefined) return undefined;
+  // The client id only names the client of openid-client's configuration; discovery sends it nowhere.
   return { document: await readDiscovery(patch.issuer, clientIdSent ?? 'discovery'), readAt: new Date() };
 }
 
