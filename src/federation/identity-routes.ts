@@ -45,8 +45,8 @@ export const identityRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['users'],
         summary: 'Unlink one of the caller\'s identities at another provider',
         description:
-          'The identity no longer signs the caller in; signing in there again makes or links as a first sign-in would. Every account can still sign ' +
-          'in by email code (section 19), so the last identity may go too. Records `user.identity_unlinked`. 404 for an identity that is not the caller\'s.',
+          'The identity is no longer linked to the caller. Every account can still sign in by email code (section 19), so the last identity may go ' +
+          'too. Records `user.identity_unlinked`. 404 for an identity that is not the caller\'s (or none).',
         params: IdParams,
         response: { 204: Type.Null({ description: 'Unlinked.' }), ...problemResponses(400, 401, 403, 404) },
       },

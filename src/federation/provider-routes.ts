@@ -99,7 +99,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretsAtRest 
         summary: 'Change an identity provider: its settings, credential, or whether it is enabled (admin)',
         description:
           'A JSON merge patch (`application/merge-patch+json` or `application/json`); honours If-Match (412 when stale). ' +
-          `${DISCOVERY_CHECK} A disabled provider's button is gone and its callbacks fail; its identities stay linked. ` +
+          `${DISCOVERY_CHECK} Disabling a provider keeps the identities linked through it. ` +
           'Records `identity_provider.updated` (a credential written shows as `credentials_changed: true`, never its value).',
         params: IdParams,
         headers: IfMatchHeaders,
@@ -125,8 +125,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretsAtRest 
         tags: ['identity-providers'],
         summary: 'Delete an identity provider and every identity linked through it (admin)',
         description:
-          'Its button goes, its callbacks fail, and every identity linked through it is removed (its users keep their accounts and the other ways of ' +
-          'signing in). Honours If-Match. Records `identity_provider.deleted` with the number of identities removed. No body.',
+          'Every identity linked through it is removed with it (its users keep their accounts and their other ways of signing in). Honours If-Match. ' +
+          'Records `identity_provider.deleted` with the number of identities removed. No body.',
         params: IdParams,
         headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 412) },

@@ -48,7 +48,7 @@ export const IdentityProviderSchema = Type.Object(
     scopes: Type.Array(Type.String(), { description: '`openid` included.' }),
     button_label: Type.String(),
     link_by_verified_email: Type.Boolean({ description: "Whether a new identity is linked to the account with its email when the provider says `email_verified: true` (role `user` only)." }),
-    enabled: Type.Boolean({ description: 'A disabled provider has no button and its callbacks fail; its identities stay linked.' }),
+    enabled: Type.Boolean({ description: "Whether users may sign in with it (its button on the hosted sign-in page); a disabled provider's identities stay linked." }),
     apple_team_id: Type.Union([Type.String(), Type.Null()], { description: "Apple's team id, or null for a provider with a client secret." }),
     apple_key_id: Type.Union([Type.String(), Type.Null()], { description: "The id of Apple's key, or null for a provider with a client secret." }),
     version: Type.Integer({ description: 'Grows by one on each write; the `ETag` is `"<version>"`.' }),
