@@ -22,7 +22,7 @@ const AREA_MAY_USE: Record<string, string[]> = {
   signin: ['auth', 'oauth', 'clients', 'users', 'mfa'],
   imports: ['variants', 'inventory'],
   mfa: ['users'],
-  privacy: ['users', 'mfa', 'inventory'],
+  privacy: ['users', 'mfa', 'inventory', 'federation'],
   variants: ['inventory'],
 };
 const COMPOSITION_ROOTS = new Set(['app', 'server']);

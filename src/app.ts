@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { databasePlugin } from './db/database-plugin.js';
 import { eventsPlugin } from './events/events-plugin.js';
+import { federationPlugin } from './federation/federation-plugin.js';
 import { webhooksDocument } from './events/webhook-payloads.js';
 import { apiIntroduction } from './api-introduction.js';
 import { registerAdminConsole } from './http/admin-console.js';
@@ -105,6 +106,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(privacyPlugin, { database, jobs });
   await app.register(importsPlugin, { database, jobs });
   await app.register(clientsPlugin);
+  await app.register(federationPlugin, { database, jobs });
   if (!config.authorizationServer) {
     app.log.warn({ issuer: config.jwtIssuer }, 'JWT_ISSUER is not an https URL (or http on a loopback host): the authorization server of customer sign-in (/oauth/…, OpenID discovery, the code and refresh grants) is off');
   }

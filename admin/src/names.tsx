@@ -7,7 +7,7 @@ interface Named {
   label: string;
   href?: string;
 }
-export type NamedKind = 'user' | 'client' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'import' | 'location';
+export type NamedKind = 'user' | 'client' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'import' | 'location' | 'identity_provider';
 /** A movement or ledger entry names its actor without saying whether a user or an API client. */
 type LookedUp = NamedKind | 'actor';
 
@@ -44,6 +44,10 @@ async function lookUp(kind: LookedUp, id: string): Promise<Named> {
     if (kind === 'location') {
       const { body } = await reply(client.GET('/api/locations/{id}', { params: { path: { id } } }));
       return { label: `${body.name} (${body.code})`, href: `#/events?subject_id=${id}` };
+    }
+    if (kind === 'identity_provider') {
+      const { body } = await reply(client.GET('/api/identity-providers/{id}', { params: { path: { id } } }));
+      return { label: `${body.name} (identity provider)`, href: `#/events?subject_id=${id}` };
     }
   } catch (caught) {
     // A deleted record (404), or one the reader may not see (403), keeps its kind and id.

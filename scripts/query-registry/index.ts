@@ -19,6 +19,7 @@
  */
 import { clients } from './clients.js';
 import { events } from './events.js';
+import { federation } from './federation.js';
 import { http } from './http.js';
 import { imports } from './imports.js';
 import { inventory } from './inventory.js';
@@ -30,7 +31,7 @@ import { sessions } from './sessions.js';
 import { users } from './users.js';
 import { variants } from './variants.js';
 
-export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...http, ...imports, ...inventory, ...mail, ...mfa, ...oauth, ...sessions, ...users, ...variants];
+export const REPOSITORY_FILES: RepositoryFile[] = [...clients, ...events, ...federation, ...http, ...imports, ...inventory, ...mail, ...mfa, ...oauth, ...sessions, ...users, ...variants];
 
 /** Files that hold a repository's SQL though their name does not end in -repository.ts (see above). */
 export const REPOSITORIES_BY_ANOTHER_NAME = ['src/mail/mail-outbox.ts', 'src/sessions/caller-query.ts'];

@@ -109,6 +109,8 @@ export const SAMPLE = {
   factorId: '00000000-0000-4000-8000-000000000012',
   loginTokenId: '00000000-0000-4000-8000-000000000013',
   locationId: '00000000-0000-4000-8000-000000000016',
+  providerId: '00000000-0000-4000-8000-000000000017',
+  identityId: '00000000-0000-4000-8000-000000000018',
   /** An id no sample row has (a new row's). */
   newId: '00000000-0000-4000-8000-000000000099',
   date: new Date('2026-01-01T00:00:00.000Z'),
@@ -153,6 +155,8 @@ export async function seedSampleRows(db: Kysely<Database>): Promise<void> {
     sql`insert into mfa_login_tokens (id, token_hash, user_id, session_version, created_at, expires_at) values (${id.loginTokenId}, 'login-hash', ${id.userId}, 0, now(), now() + interval '5 minutes')`,
     sql`insert into mfa_failure_locks (user_id, updated_at) values (${id.userId}, now())`,
     sql`insert into locations (id, code, name, priority) values (${id.locationId}, 'berlin-1', 'Berlin', 10)`,
+    sql`insert into identity_providers (id, name, issuer, client_id, client_secret, scopes, button_label, discovery, discovered_at, discovery_attempted_at) values (${id.providerId}, 'Google', 'https://accounts.google.com', 'shop', 'sealed', '{openid,email,profile}', 'Sign in with Google', '{}', now(), now() - interval '2 hours')`,
+    sql`insert into user_identities (id, user_id, provider_id, subject, email, linked_at) values (${id.identityId}, ${id.userId}, ${id.providerId}, 'google-sub', 'ada@example.com', now())`,
     sql`insert into signing_keys (kid, alg, public_jwk, private_pem, status, created_at) values ('key-1', 'EdDSA', '{}', 'pem', 'retiring', now())`,
   ];
   for (const statement of statements) await statement.execute(db);

@@ -32,6 +32,7 @@ import { authorizationServer } from './migrations/0031-authorization-server.js';
 import { stockLevels } from './migrations/0035-stock-levels.js';
 import { availableAtInactiveLocations } from './migrations/0036-available-at-inactive-locations.js';
 import { emailCodeSignups } from './migrations/0038-email-code-signups.js';
+import { identityProviders } from './migrations/0039-identity-providers.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0035-stock-levels': stockLevels,
   '0036-available-at-inactive-locations': availableAtInactiveLocations,
   '0038-email-code-signups': emailCodeSignups,
+  '0039-identity-providers': identityProviders,
 };
 
 /**

@@ -99,6 +99,45 @@ export interface AppConsentsTable {
   granted_at: Timestamp;
 }
 
+/**
+ * An OpenID provider users may sign in with (API.md section 20). `client_secret` and
+ * `apple_private_key` are sealed (SecretsAtRest); a provider has one or the other credential.
+ */
+export interface IdentityProvidersTable {
+  id: string;
+  name: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string | null;
+  /** `openid` always included. */
+  scopes: string[];
+  button_label: string;
+  link_by_verified_email: ColumnType<boolean, boolean | undefined, boolean>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  apple_team_id: string | null;
+  apple_key_id: string | null;
+  apple_private_key: string | null;
+  /** The provider's discovery document as last read (written as JSON text). */
+  discovery: ColumnType<Record<string, unknown>, string, string>;
+  discovered_at: Timestamp;
+  /** When the document was last tried, read or not: what the hourly re-read claims. */
+  discovery_attempted_at: Timestamp;
+  version: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An identity at a provider (its `sub`), linked to one user. */
+export interface UserIdentitiesTable {
+  id: string;
+  user_id: string;
+  provider_id: string;
+  subject: string;
+  email: string | null;
+  linked_at: Timestamp;
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 /** Ed25519 keys sign access tokens (and ID tokens); RSA keys sign ID tokens only. */
 export type SigningAlgorithm = 'EdDSA' | 'RS256';
 
@@ -518,6 +557,8 @@ export interface Database {
   variant_import_errors: VariantImportErrorsTable;
   authorization_codes: AuthorizationCodesTable;
   app_consents: AppConsentsTable;
+  identity_providers: IdentityProvidersTable;
+  user_identities: UserIdentitiesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -529,6 +570,8 @@ export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type LocationRow = Selectable<LocationsTable>;
+export type IdentityProviderRow = Selectable<IdentityProvidersTable>;
+export type UserIdentityRow = Selectable<UserIdentitiesTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;

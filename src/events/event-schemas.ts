@@ -12,7 +12,7 @@ export const EventSchema = Type.Object(
     actor_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: "Who made the change (a user's or an API client's id); null for the service's own." }),
     actor_type: Type.Union([StringEnum(['user', 'client']), Type.Null()], { description: "Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change)." }),
     request_id: Type.Union([Type.String(), Type.Null()], { description: 'The X-Request-Id of the request that made the change.' }),
-    subject_type: StringEnum(['user', 'variant', 'reservation', 'webhook', 'signing_key', 'client', 'import', 'location']),
+    subject_type: StringEnum(['user', 'variant', 'reservation', 'webhook', 'signing_key', 'client', 'import', 'location', 'identity_provider']),
     subject_id: Type.String({ format: 'uuid' }),
     data: Type.Record(Type.String(), Type.Unknown(), {
       description: '`before` and `after` of the fields the change altered, the movement of a balance or stock change, and any `reason`.',

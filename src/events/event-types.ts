@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'user.erased',
   'user.app_authorized',
   'user.app_revoked',
+  'user.identity_linked',
+  'user.identity_unlinked',
   'variant.created',
   'variant.updated',
   'variant.deleted',
@@ -43,6 +45,9 @@ export const EVENT_TYPES = [
   'location.created',
   'location.updated',
   'location.deleted',
+  'identity_provider.created',
+  'identity_provider.updated',
+  'identity_provider.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -51,4 +56,4 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const UNAUDITED_EVENT_TYPES: readonly EventType[] = ['webhook.ping'];
 /** What a webhook may subscribe to, and what the audit log shows. */
 export const AUDITED_EVENT_TYPES = EVENT_TYPES.filter((type) => !UNAUDITED_EVENT_TYPES.includes(type));
-export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'client' | 'import' | 'location';
+export type SubjectType = 'user' | 'variant' | 'reservation' | 'webhook' | 'signing_key' | 'client' | 'import' | 'location' | 'identity_provider';

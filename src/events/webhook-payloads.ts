@@ -46,6 +46,21 @@ const locationSettings = Type.Object({
   status: StringEnum(['active', 'inactive']),
   is_default: Type.Boolean(),
 });
+const providerSettings = Type.Object(
+  {
+    name: Type.String(),
+    issuer: Type.String(),
+    client_id: Type.String(),
+    scopes: Type.Array(Type.String()),
+    button_label: Type.String(),
+    link_by_verified_email: Type.Boolean(),
+    enabled: Type.Boolean(),
+    apple_team_id: Type.Union([Type.String(), Type.Null()]),
+    apple_key_id: Type.Union([Type.String(), Type.Null()]),
+  },
+  { description: 'The settings, never a credential (client_secret, apple_private_key).' },
+);
+const identityLink = Type.Object({ provider_id: Type.String({ format: 'uuid' }), identity_id: Type.String({ format: 'uuid' }) });
 const lines = Type.Array(Type.Object({ variant_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() }));
 const statusChange = (from: string, to: string) => Type.Object({ before: Type.Object({ status: Type.Literal(from) }), after: Type.Object({ status: Type.Literal(to) }) });
 const allocatedLines = Type.Array(
@@ -96,6 +111,8 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
     summary: "A user withdrew an app's consent; the app's sessions for the user ended.",
     data: Type.Object({ client_id: Type.String({ format: 'uuid' }), scopes: Type.Array(Type.String(), { description: 'The scopes the consent held.' }) }),
   },
+  'user.identity_linked': { summary: 'An identity at another provider was linked to the user (its first sign-in there, or the profile\'s Connect).', data: identityLink },
+  'user.identity_unlinked': { summary: 'The user unlinked an identity at another provider.', data: identityLink },
   'variant.created': { summary: 'A variant was created.', data: Type.Object({ after: variantFields, import_id: importId }) },
   'variant.updated': { summary: "A variant's fields changed (stock has its own event).", data: Type.Intersect([changed('product_id, sku, name, price and attributes'), Type.Object({ import_id: importId })]) },
   'variant.deleted': { summary: 'A variant was deleted.', data: Type.Object({ before: variantFields }) },
@@ -142,6 +159,18 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
     data: changed('code, name, priority, status and is_default'),
   },
   'location.deleted': { summary: 'A location was deleted.', data: Type.Object({ before: locationSettings }) },
+  'identity_provider.created': { summary: 'An identity provider was connected.', data: Type.Object({ after: providerSettings }) },
+  'identity_provider.updated': {
+    summary: 'An identity provider was changed (enabled included).',
+    data: Type.Intersect([
+      changed('name, issuer, client_id, scopes, button_label, link_by_verified_email, enabled, apple_team_id and apple_key_id'),
+      Type.Object({ credentials_changed: Type.Boolean({ description: 'Whether a credential (client_secret or apple_private_key) was written; never its value.' }) }),
+    ]),
+  },
+  'identity_provider.deleted': {
+    summary: 'An identity provider was deleted, with every identity linked through it.',
+    data: Type.Object({ before: providerSettings, identities_removed: Type.Integer({ description: 'How many identities went with it.' }) }),
+  },
   'import.finished': {
     summary: 'A variant import finished (succeeded, failed or cancelled).',
     data: Type.Object({ status: Type.String(), rows_total: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(), failed: Type.Integer() }),

@@ -11,6 +11,7 @@ const PROBLEM_STATUS = {
   invalid_verification_token: 400,
   invalid_mfa_code: 400,
   invalid_email_code: 400,
+  invalid_provider: 400,
   unauthenticated: 401,
   invalid_token: 401,
   invalid_credentials: 401,

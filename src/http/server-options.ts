@@ -26,6 +26,11 @@ const REDACTED_LOG_PATHS = [
   '*.*.password',
   '*.*.refresh_token',
   '*.*.access_token',
+  // An identity provider's credentials (API.md section 20), should a body ever reach a log line.
+  '*.client_secret',
+  '*.apple_private_key',
+  '*.*.client_secret',
+  '*.*.apple_private_key',
 ];
 
 function serializeRequest(request: FastifyRequest) {

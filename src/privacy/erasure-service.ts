@@ -4,6 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import { record, SERVICE_CONTEXT, type EventContext } from '../events/event-recorder.js';
 import { erasePersonalValues } from '../events/event-service.js';
 import { AppError, notFound } from '../http/errors.js';
+import { eraseIdentities } from '../federation/identity-service.js';
 import { forgetRepliesAbout } from '../http/idempotency.js';
 import { forgetMailTo } from '../mail/mail-outbox.js';
 import { eraseSecondFactors } from '../mfa/second-factor-records.js';
@@ -36,6 +37,7 @@ export async function eraseUser(trx: Transaction<Database>, userId: string, reas
 async function eraseDeletedUser(trx: Transaction<Database>, user: UserRow, reason: string, context: EventContext): Promise<void> {
   await deleteSessionsOfUser(trx, user.id);
   await eraseSecondFactors(trx, user.id);
+  await eraseIdentities(trx, user.id);
   const eventEmails = await erasePersonalValues(trx, user.id);
   const accountEmails = await eraseAccountRecords(trx, user);
   // An address someone holds now (the deleted account's address is free to register again) keeps that account's mail.

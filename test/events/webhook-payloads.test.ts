@@ -5,7 +5,11 @@ import addFormats from 'ajv-formats';
 import { EVENT_TYPES, type EventType } from '../../src/events/event-types.js';
 import { toEventResponse } from '../../src/events/event-response.js';
 import { webhookPayloadSchema } from '../../src/events/webhook-payloads.js';
+import { inTransaction } from '../../src/db/transaction.js';
+import { SERVICE_CONTEXT } from '../../src/events/event-recorder.js';
+import { linkIdentity } from '../../src/federation/identity-service.js';
 import { createUser, newVariantBody, useAppWithAdmin } from '../helpers/test-app.js';
+import { startUpstreamProvider } from '../helpers/upstream-provider.js';
 
 const ajv = new Ajv.default({ allErrors: true, strict: false });
 addFormats.default(ajv);
@@ -28,7 +32,7 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     assert.ok(document.components.schemas.Problem.properties.code.enum.includes('insufficient_stock'));
   });
 
-  it('matches every event the service records, as it is sent, for the changes of users, variants, reservations, webhooks, API clients and locations', async () => {
+  it('matches every event the service records, as it is sent, for the changes of users, variants, reservations, webhooks, API clients, locations and identity providers', async () => {
     const { app, admin } = fixture;
     const call = async (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) => {
       const response = await app.inject({ method, url, headers: { ...admin.auth, ...headers }, ...(payload ? { payload } : {}) });
@@ -74,6 +78,17 @@ describe('webhook payloads as the OpenAPI document states them', () => {
     await call('PUT', `/api/variants/${stocked.id}/stock`, { stock: 2, location_id: store.id, reason: 'Count' });
     const moving = await call('POST', '/api/reservations', { lines: [{ variant_id: stocked.id, quantity: 2 }], reference: 'cart-2' });
     await call('POST', `/api/reservations/${moving.id}/reallocate`, { lines: [{ variant_id: stocked.id, allocations: [{ location_id: store.id, quantity: 2 }] }] });
+    // An identity provider (against a live upstream, whose discovery document a save reads) and an identity linked through it.
+    const upstream = await startUpstreamProvider({ client: { client_id: 'shop', client_secret: 'payload-secret', redirect_uris: ['http://127.0.0.1:3000/oauth/callback/any'] } });
+    try {
+      const provider = await call('POST', '/api/identity-providers', { name: 'Upstream', issuer: upstream.issuer, client_id: 'shop', client_secret: 'payload-secret', button_label: 'Upstream' });
+      await call('PATCH', `/api/identity-providers/${provider.id}`, { enabled: false, client_secret: 'rotated' }, { 'content-type': 'application/merge-patch+json' });
+      const identity = await inTransaction(fixture.db, (trx) => linkIdentity(trx, { userId: admin.id, providerId: provider.id, subject: 'payload-sub', email: null, usedNow: true }, SERVICE_CONTEXT));
+      await call('DELETE', `/api/users/profile/identities/${identity.id}`);
+      await call('DELETE', `/api/identity-providers/${provider.id}`);
+    } finally {
+      await upstream.stop();
+    }
     await call('DELETE', `/api/users/${customer.id}`, undefined);
 
     const events = await fixture.db.selectFrom('events').selectAll().execute();

@@ -1,0 +1,37 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, UserIdentitiesTable, UserIdentityRow } from '../db/tables.js';
+
+/** The user's identities, oldest link first, each with its provider's name (as the profile lists them). */
+export function identitiesOfUser(db: Kysely<Database>, userId: string) {
+  return db
+    .selectFrom('user_identities')
+    .innerJoin('identity_providers', 'identity_providers.id', 'user_identities.provider_id')
+    .select(['user_identities.id', 'user_identities.provider_id', 'identity_providers.name as provider_name', 'user_identities.email', 'user_identities.linked_at', 'user_identities.last_used_at'])
+    .where('user_identities.user_id', '=', userId)
+    .orderBy('user_identities.linked_at')
+    .orderBy('user_identities.id');
+}
+
+/**
+ * Links an identity (its provider and `sub`) to a user. The unique (provider_id, subject) makes a
+ * second link of the same identity, even a concurrent one, fail: the identity belongs to one user.
+ */
+export function insertIdentity(trx: Transaction<Database>, identity: Insertable<UserIdentitiesTable>): Promise<UserIdentityRow> {
+  return trx.insertInto('user_identities').values(identity).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Unlinks one of the user's identities; the row it removed, or undefined when the user has no such identity. */
+export function deleteIdentityOfUser(trx: Transaction<Database>, userId: string, id: string): Promise<UserIdentityRow | undefined> {
+  return trx.deleteFrom('user_identities').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+}
+
+/** Every identity of the user goes (an erasure). */
+export async function deleteIdentitiesOfUser(trx: Transaction<Database>, userId: string): Promise<void> {
+  await trx.deleteFrom('user_identities').where('user_id', '=', userId).execute();
+}
+
+/** How many identities a provider has (the provider's deletion removes them). */
+export async function countIdentitiesOfProvider(trx: Transaction<Database>, providerId: string): Promise<number> {
+  const { count } = await trx.selectFrom('user_identities').select((eb) => eb.fn.countAll<string>().as('count')).where('provider_id', '=', providerId).executeTakeFirstOrThrow();
+  return Number(count);
+}

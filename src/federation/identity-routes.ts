@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { contextOf } from '../events/event-recorder.js';
+import { IdParams } from '../http/common-schemas.js';
+import { notFound } from '../http/errors.js';
+import { problemResponses } from '../http/problem-schema.js';
+import { ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
+import { identitiesOfUser } from './identity-repository.js';
+import { toIdentityResponse } from './identity-response.js';
+import { IdentityListSchema } from './identity-schemas.js';
+import { unlinkIdentity } from './identity-service.js';
+
+/** The user's own identities: a direct sign-in's token only, as the apps it allowed (an app may not unlink a way of signing in). */
+const OWN_IDENTITIES: AccessRule = { roles: ANY_ROLE, directSignInOnly: true };
+
+/** The identities at other providers linked to the caller (API.md section 20): listed, and unlinked. */
+export const identityRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/api/users/profile/identities',
+    {
+      config: { access: OWN_IDENTITIES },
+      schema: {
+        operationId: 'listMyIdentities',
+        tags: ['users'],
+        summary: 'The identities at other providers the caller signs in with',
+        description:
+          'Each identity linked to the caller: its provider (by id and name), the email the provider gave, when it was linked and last used. ' +
+          "The provider's subject (`sub`) is not shown. Short, and whole: no pages.",
+        response: { 200: IdentityListSchema, ...problemResponses(401, 403) },
+      },
+    },
+    async (request) => {
+      const { access } = request;
+      const rows = await access.readPage((db) => identitiesOfUser(db, access.ownUserId));
+      return { items: rows.map(toIdentityResponse) };
+    },
+  );
+
+  app.delete(
+    '/api/users/profile/identities/:id',
+    {
+      config: { access: OWN_IDENTITIES },
+      schema: {
+        operationId: 'unlinkMyIdentity',
+        tags: ['users'],
+        summary: 'Unlink one of the caller\'s identities at another provider',
+        description:
+          'The identity is no longer linked to the caller. Every account can still sign in by email code (section 19), so the last identity may go ' +
+          'too. Records `user.identity_unlinked`. 404 for an identity that is not the caller\'s (or none).',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Unlinked.' }), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const id = request.params.id.toLowerCase();
+      const unlinked = await request.access.transaction((trx, caller) => unlinkIdentity(trx, caller.id, id, contextOf(request)));
+      if (!unlinked) throw notFound('identity');
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,64 @@
+import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+/** A person with an account at the upstream provider. */
+export interface UpstreamAccount {
+  sub: string;
+  email: string;
+  email_verified: boolean;
+}
+
+/** The registration the service holds at the upstream provider. */
+export interface UpstreamClient {
+  client_id: string;
+  client_secret: string;
+  redirect_uris: string[];
+}
+
+export interface UpstreamProvider {
+  /** Its issuer, `http://127.0.0.1:<port>`: the discovery document is under it. */
+  issuer: string;
+  /** The same server under a host name its document does not name (`localhost`): an issuer that differs. */
+  otherIssuer: string;
+  /** The accounts it signs in; a test may add more. */
+  accounts: Map<string, UpstreamAccount>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The upstream OpenID provider of the tests of API.md section 20: oidc-provider (the certified
+ * implementation) on a loopback port in the test process, with the client registration and the
+ * accounts the test chooses. It uses the code flow with PKCE, as the service will, and signs ID
+ * tokens with an RSA key of its own made here (so it does not warn of development keys).
+ */
+export async function startUpstreamProvider(options: { client: UpstreamClient; accounts?: UpstreamAccount[] }): Promise<UpstreamProvider> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  const issuer = `http://127.0.0.1:${port}`;
+  const accounts = new Map((options.accounts ?? []).map((account) => [account.sub, account]));
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const provider = new Provider(issuer, {
+    clients: [{ ...options.client, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'upstream-rsa', use: 'sig', alg: 'RS256' }] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    pkce: { required: () => true },
+    findAccount: async (_context, sub) => {
+      const account = accounts.get(sub);
+      if (!account) return undefined;
+      return { accountId: sub, claims: async () => ({ ...account }) };
+    },
+  });
+  server.on('request', provider.callback());
+  return {
+    issuer,
+    otherIssuer: `http://localhost:${port}`,
+    accounts,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
