@@ -1,0 +1,89 @@
+-- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
+
+-- src/federation/provider-repository.ts: providersByName(beside a user's caller, then alone: )
+select "caller".*, "requested".*
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
+  left join lateral (select true as "caller__row", "requested_rows".*
+  from (select *
+  from "identity_providers"
+  order by lower(name), "id") as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($3::text[]) or caller.caller__id = $4::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $5::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $6::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($7::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($8::integer, 2147483647));
+select * from "identity_providers" order by lower(name), "id";
+
+-- src/federation/provider-repository.ts: providerById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000017')
+select "caller".*, "requested".*
+  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", "users"."status" as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+  from "users"
+  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
+  left join lateral (select true as "enrolled"
+  from "mfa_factors"
+  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+  limit 1) as "confirmed_factor" on true
+  where "users"."id" = $2 and "users"."deleted_at" is null) as "caller"
+  left join lateral (select true as "caller__row", "requested_rows".*
+  from (select *
+  from "identity_providers"
+  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
+  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
+  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
+  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
+  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+select * from "identity_providers" where "id" = $1;
+
+-- src/federation/provider-repository.ts: lockProvider('00000000-0000-4000-8000-000000000017')
+select * from "identity_providers" where "id" = $1 for update;
+
+-- src/federation/provider-repository.ts: insertProvider({ id: '00000000-0000-4000-8000-000000000099', name: 'Apple', issuer: 'https://appleid.apple.com', client_id: 'com.example.shop.signin', client_secret: null, scopes: ['openid', 'email'], button_label: 'Sign in with Apple', apple_team_id: 'TEAM123456', apple_key_id: 'KEY1234567', apple_private_key: 'sealed', discovery: '{}', discovered_at: '2026-01-01T00:00:00.000Z', discovery_attempted_at: '2026-01-01T00:00:00.000Z', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' })
+insert into "identity_providers" ("id", "name", "issuer", "client_id", "client_secret", "scopes", "button_label", "apple_team_id", "apple_key_id", "apple_private_key", "discovery", "discovered_at", "discovery_attempted_at", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+  returning *;
+
+-- src/federation/provider-repository.ts: updateProvider('00000000-0000-4000-8000-000000000017', { enabled: false, client_secret: 'sealed-again' })
+update "identity_providers" set "enabled" = $1, "client_secret" = $2, "version" = version + 1, "updated_at" = $3
+  where "id" = $4
+  returning *;
+
+-- src/federation/provider-repository.ts: deleteProvider('00000000-0000-4000-8000-000000000017')
+delete from "identity_providers" where "id" = $1;
+
+-- src/federation/provider-repository.ts: claimProviderDueForDiscovery('2026-01-01T00:00:00.000Z')
+update "identity_providers" set "discovery_attempted_at" = $1
+  where "id" = (select "id"
+  from "identity_providers"
+  where "enabled" = $2 and "discovery_attempted_at" < $3
+  order by "discovery_attempted_at"
+  limit $4 for update skip locked)
+  returning "id", "issuer", "client_id";
+
+-- src/federation/provider-repository.ts: storeRereadDiscovery('00000000-0000-4000-8000-000000000017', 'https://accounts.google.com', { issuer: 'https://accounts.google.com' })
+update "identity_providers" set "discovery" = $1, "discovered_at" = $2
+  where "id" = $3 and "issuer" = $4;
+
+-- src/federation/identity-repository.ts: identitiesOfUser('00000000-0000-4000-8000-000000000001')
+select "user_identities"."id", "user_identities"."provider_id", "identity_providers"."name" as "provider_name", "user_identities"."email", "user_identities"."linked_at", "user_identities"."last_used_at"
+  from "user_identities"
+  inner join "identity_providers" on "identity_providers"."id" = "user_identities"."provider_id"
+  where "user_identities"."user_id" = $1
+  order by "user_identities"."linked_at", "user_identities"."id";
+
+-- src/federation/identity-repository.ts: insertIdentity({ id: '00000000-0000-4000-8000-000000000099', user_id: '00000000-0000-4000-8000-000000000001', provider_id: '00000000-0000-4000-8000-000000000017', subject: 'another-sub', email: null, linked_at: '2026-01-01T00:00:00.000Z' })
+insert into "user_identities" ("id", "user_id", "provider_id", "subject", "email", "linked_at") values ($1, $2, $3, $4, $5, $6)
+  returning *;
+
+-- src/federation/identity-repository.ts: deleteIdentityOfUser('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000018')
+delete from "user_identities" where "id" = $1 and "user_id" = $2 returning *;
+
+-- src/federation/identity-repository.ts: deleteIdentitiesOfUser('00000000-0000-4000-8000-000000000001')
+delete from "user_identities" where "user_id" = $1;
+
+-- src/federation/identity-repository.ts: countIdentitiesOfProvider('00000000-0000-4000-8000-000000000017')
+select count(*) as "count" from "user_identities" where "provider_id" = $1;
