@@ -1788,6 +1788,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/identity-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every identity provider, by name (admin)
+         * @description Not paged: a shop connects few providers, so `items` holds them all. No secret is shown.
+         *
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        get: operations["listIdentityProviders"];
+        put?: never;
+        /**
+         * Connect an OpenID provider users may sign in with (admin)
+         * @description The provider's discovery document is read when `issuer` is saved, after the caller is admitted and before anything is written (up to 10 s): 400 `invalid_provider` names what failed (unreachable, not JSON, an `issuer` that differs, no authorization code flow). Defaults: `scopes` `["openid", "email", "profile"]`, `link_by_verified_email` false, `enabled` true. The credential (`client_secret`, or Apple's key) is kept encrypted and never shown. Records `identity_provider.created`.
+         *
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        post: operations["createIdentityProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identity-providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One identity provider (admin)
+         * @description With `ETag: "<version>"`; `If-None-Match` with it answers 304. No secret is shown.
+         *
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        get: operations["getIdentityProvider"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an identity provider and every identity linked through it (admin)
+         * @description Every identity linked through it is removed with it (its users keep their accounts and their other ways of signing in). Honours If-Match. Records `identity_provider.deleted` with the number of identities removed. No body.
+         *
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        delete: operations["deleteIdentityProvider"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an identity provider: its settings, credential, or whether it is enabled (admin)
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`); honours If-Match (412 when stale). The provider's discovery document is read when `issuer` is saved, after the caller is admitted and before anything is written (up to 10 s): 400 `invalid_provider` names what failed (unreachable, not JSON, an `issuer` that differs, no authorization code flow). Disabling a provider keeps the identities linked through it. Records `identity_provider.updated` (a credential written shows as `credentials_changed: true`, never its value).
+         *
+         *     Who: admin; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        patch: operations["patchIdentityProvider"];
+        trace?: never;
+    };
+    "/api/users/profile/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identities at other providers the caller signs in with
+         * @description Each identity linked to the caller: its provider (by id and name), the email the provider gave, when it was linked and last used. The provider's subject (`sub`) is not shown. Short, and whole: no pages.
+         *
+         *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        get: operations["listMyIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/profile/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink one of the caller's identities at another provider
+         * @description The identity is no longer linked to the caller. Every account can still sign in by email code (section 19), so the last identity may go too. Records `user.identity_unlinked`. 404 for an identity that is not the caller's (or none).
+         *
+         *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        delete: operations["unlinkMyIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/oauth/token": {
         parameters: {
             query?: never;
@@ -2111,7 +2217,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2196,7 +2302,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of email, email_verified, name and phone. */
@@ -2274,7 +2380,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2354,7 +2460,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2427,7 +2533,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2500,7 +2606,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2580,7 +2686,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2662,7 +2768,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2743,7 +2849,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2824,7 +2930,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2901,7 +3007,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -2977,7 +3083,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3054,7 +3160,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3133,7 +3239,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3205,7 +3311,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3277,7 +3383,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: Record<string, never>;
@@ -3347,7 +3453,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3419,7 +3525,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3494,7 +3600,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3502,6 +3608,156 @@ export interface webhooks {
                             client_id: string;
                             /** @description The scopes the consent held. */
                             scopes: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.identity_linked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An identity at another provider was linked to the user (its first sign-in there, or the profile's Connect).
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "user.identity_linked";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** Format: uuid */
+                            provider_id: string;
+                            /** Format: uuid */
+                            identity_id: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.identity_unlinked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The user unlinked an identity at another provider.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "user.identity_unlinked";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** Format: uuid */
+                            provider_id: string;
+                            /** Format: uuid */
+                            identity_id: string;
                         };
                     };
                 };
@@ -3569,7 +3825,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3655,7 +3911,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3738,7 +3994,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3819,7 +4075,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3907,7 +4163,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -3990,7 +4246,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4076,7 +4332,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4162,7 +4418,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4248,7 +4504,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4344,7 +4600,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4422,7 +4678,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of url, events, description and enabled. */
@@ -4500,7 +4756,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4578,7 +4834,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4659,7 +4915,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4732,7 +4988,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4809,7 +5065,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -4904,7 +5160,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of name, description, scopes, status, rate_limit, and an app's redirect_uris, post_logout_redirect_uris, first_party, logo_uri and id_token_signed_response_alg. */
@@ -4982,7 +5238,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5071,7 +5327,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5148,7 +5404,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5224,7 +5480,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5301,7 +5557,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5380,7 +5636,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         /** @description `before` and `after` hold only the fields that changed, of code, name, priority, status and is_default. */
@@ -5458,7 +5714,7 @@ export interface webhooks {
                         /** @description The X-Request-Id of the request that made the change. */
                         request_id: string | null;
                         /** @enum {string} */
-                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
                         /** Format: uuid */
                         subject_id: string;
                         data: {
@@ -5470,6 +5726,254 @@ export interface webhooks {
                                 status: "active" | "inactive";
                                 is_default: boolean;
                             };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "identity_provider.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An identity provider was connected.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "identity_provider.created";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** @description The settings, never a credential (client_secret, apple_private_key). */
+                            after: {
+                                name: string;
+                                issuer: string;
+                                client_id: string;
+                                scopes: string[];
+                                button_label: string;
+                                link_by_verified_email: boolean;
+                                enabled: boolean;
+                                apple_team_id: string | null;
+                                apple_key_id: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "identity_provider.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An identity provider was changed (enabled included).
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "identity_provider.updated";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            before: {
+                                [key: string]: unknown;
+                            };
+                            after: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            /** @description Whether a credential (client_secret or apple_private_key) was written; never its value. */
+                            credentials_changed: boolean;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Acknowledged: no further automatic attempt (a manual redelivery sends it again). */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "identity_provider.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An identity provider was deleted, with every identity linked through it.
+         * @description POSTed to every webhook enabled and subscribed to this type (or to `*`) when it happened, at least once (the same `webhook-id` may come again); signed per Standard Webhooks. A 2xx within 10 s acknowledges it; anything else is retried (docs/api.md, Webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt; ignore a repeat. */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt; refuse one far from your clock (Standard Webhooks allow 5 minutes). */
+                    "webhook-timestamp": string;
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        type: "identity_provider.deleted";
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC.
+                         * @example 2026-11-21T20:25:00.000Z
+                         */
+                        occurred_at: string;
+                        /** @description Who made the change (a user's or an API client's id); null for the service's own. */
+                        actor_id: string | null;
+                        /** @description Whether the actor is a user or an API client; null with a null `actor_id` (the service's own change). */
+                        actor_type: ("user" | "client") | null;
+                        /** @description The X-Request-Id of the request that made the change. */
+                        request_id: string | null;
+                        /** @enum {string} */
+                        subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
+                        /** Format: uuid */
+                        subject_id: string;
+                        data: {
+                            /** @description The settings, never a credential (client_secret, apple_private_key). */
+                            before: {
+                                name: string;
+                                issuer: string;
+                                client_id: string;
+                                scopes: string[];
+                                button_label: string;
+                                link_by_verified_email: boolean;
+                                enabled: boolean;
+                                apple_team_id: string | null;
+                                apple_key_id: string | null;
+                            };
+                            /** @description How many identities went with it. */
+                            identities_removed: number;
                         };
                     };
                 };
@@ -5518,7 +6022,7 @@ export interface components {
              * @description Stable, machine-readable error code: one of the catalogue (docs/api.md, Errors).
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "invalid_email_code" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "location_not_empty" | "location_inactive" | "stock_at_several_locations" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_parameter" | "malformed_request" | "invalid_reset_token" | "invalid_verification_token" | "invalid_mfa_code" | "invalid_email_code" | "invalid_provider" | "unauthenticated" | "invalid_token" | "invalid_credentials" | "invalid_mfa_token" | "forbidden" | "account_suspended" | "wrong_password" | "insufficient_scope" | "mfa_required" | "mfa_enrollment_required" | "step_up_required" | "not_found" | "method_not_allowed" | "request_timeout" | "email_taken" | "sku_taken" | "variant_exists" | "duplicate_attributes" | "last_admin" | "insufficient_funds" | "insufficient_stock" | "reservation_closed" | "webhook_disabled" | "last_factor" | "too_many_factors" | "import_finished" | "client_type" | "location_code_taken" | "default_location" | "location_not_empty" | "location_inactive" | "stock_at_several_locations" | "idempotency_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             errors?: {
                 /** @description JSON Pointer into the request. */
                 path: string;
@@ -5877,7 +6381,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted";
+            type: "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "user.identity_linked" | "user.identity_unlinked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.ping" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted" | "identity_provider.created" | "identity_provider.updated" | "identity_provider.deleted";
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
@@ -5891,7 +6395,7 @@ export interface components {
             /** @description The X-Request-Id of the request that made the change. */
             request_id: string | null;
             /** @enum {string} */
-            subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location";
+            subject_type: "user" | "variant" | "reservation" | "webhook" | "signing_key" | "client" | "import" | "location" | "identity_provider";
             /** Format: uuid */
             subject_id: string;
             /** @description `before` and `after` of the fields the change altered, the movement of a balance or stock change, and any `reason`. */
@@ -5919,7 +6423,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types it is sent, or `["*"]` for all. */
-            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+            events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "user.identity_linked" | "user.identity_unlinked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted" | "identity_provider.created" | "identity_provider.updated" | "identity_provider.deleted")[];
             description: string | null;
             enabled: boolean;
             version: number;
@@ -6155,6 +6659,61 @@ export interface components {
             logo_uri: string | null;
             /** @description `RS256` or `EdDSA`. An app's (`confidential`, `public`); a service client's body may not hold it (400), and its reply shows null (it gets no ID token). */
             id_token_signed_response_alg: ("RS256" | "EdDSA") | null;
+        };
+        /**
+         * IdentityProvider
+         * @description An OpenID provider users may sign in with. Its credential (`client_secret` or `apple_private_key`) is write-only and never shown.
+         * @example {
+         *       "id": "0b6f2c1e-5d4a-4e3b-9c8d-7a6b5c4d3e2f",
+         *       "name": "Google",
+         *       "issuer": "https://accounts.google.com",
+         *       "client_id": "1234567890-shop.apps.googleusercontent.com",
+         *       "scopes": [
+         *         "openid",
+         *         "email",
+         *         "profile"
+         *       ],
+         *       "button_label": "Sign in with Google",
+         *       "link_by_verified_email": false,
+         *       "enabled": true,
+         *       "apple_team_id": null,
+         *       "apple_key_id": null,
+         *       "version": 1,
+         *       "created_at": "2026-11-29T08:00:00.000Z",
+         *       "updated_at": "2026-11-29T08:00:00.000Z"
+         *     }
+         */
+        IdentityProvider: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            issuer: string;
+            client_id: string;
+            /** @description `openid` included. */
+            scopes: string[];
+            button_label: string;
+            /** @description Whether a new identity is linked to the account with its email when the provider says `email_verified: true` (role `user` only). */
+            link_by_verified_email: boolean;
+            /** @description Whether users may sign in with it (its button on the hosted sign-in page); a disabled provider's identities stay linked. */
+            enabled: boolean;
+            /** @description Apple's team id, or null for a provider with a client secret. */
+            apple_team_id: string | null;
+            /** @description The id of Apple's key, or null for a provider with a client secret. */
+            apple_key_id: string | null;
+            /** @description Grows by one on each write; the `ETag` is `"<version>"`. */
+            version: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             * @example 2026-11-21T20:25:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             * @example 2026-11-21T20:25:00.000Z
+             */
+            updated_at: string;
         };
     };
     responses: never;
@@ -15466,7 +16025,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "user.identity_linked" | "user.identity_unlinked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted" | "identity_provider.created" | "identity_provider.updated" | "identity_provider.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -15491,7 +16050,7 @@ export interface operations {
                         id: string;
                         url: string;
                         /** @description The event types it is sent, or `["*"]` for all. */
-                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                        events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "user.identity_linked" | "user.identity_unlinked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted" | "identity_provider.created" | "identity_provider.updated" | "identity_provider.deleted")[];
                         description: string | null;
                         enabled: boolean;
                         version: number;
@@ -15745,7 +16304,7 @@ export interface operations {
                      *       "variant.updated"
                      *     ]
                      */
-                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted")[];
+                    events: ("*" | "user.registered" | "user.updated" | "user.email_verified" | "user.password_changed" | "user.password_reset" | "user.role_changed" | "user.status_changed" | "user.deleted" | "user.balance_changed" | "user.sessions_ended" | "user.mfa_factor_added" | "user.mfa_factor_removed" | "user.mfa_reset" | "user.recovery_codes_generated" | "user.recovery_code_used" | "user.data_exported" | "user.erased" | "user.app_authorized" | "user.app_revoked" | "user.identity_linked" | "user.identity_unlinked" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.stock_changed" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired" | "reservation.reallocated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "signing_key.rotated" | "client.created" | "client.updated" | "client.deleted" | "client.secret_created" | "client.secret_deleted" | "import.finished" | "location.created" | "location.updated" | "location.deleted" | "identity_provider.created" | "identity_provider.updated" | "identity_provider.deleted")[];
                     /**
                      * @description What the webhook is for: 1 to 500 characters, stored without surrounding white space.
                      * @example Search index
@@ -18264,6 +18823,841 @@ export interface operations {
             };
         };
     };
+    listIdentityProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every provider, by name (without regard to case); not paged. */
+                        items: components["schemas"]["IdentityProvider"][];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A provider authenticates the service with exactly one credential: `client_secret`, or, for Apple, all three of `apple_team_id`, `apple_key_id` and `apple_private_key`. Neither, both, or part of Apple's is 400 `validation_failed`. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Google",
+                 *       "issuer": "https://accounts.google.com",
+                 *       "client_id": "1234567890-shop.apps.googleusercontent.com",
+                 *       "client_secret": "GOCSPX-…",
+                 *       "button_label": "Sign in with Google"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What admins call the provider: 1 to 100 characters, stored without surrounding white space.
+                     * @example Google
+                     */
+                    name: string;
+                    /**
+                     * @description The provider's issuer identifier: an https URL (http only for a loopback host); else 400 `invalid_provider`. Its discovery document (`{issuer}/.well-known/openid-configuration`) is read whenever `issuer` is saved, and must name this issuer and offer the code flow.
+                     * @example https://accounts.google.com
+                     */
+                    issuer: string;
+                    /**
+                     * @description The client id the provider gave the service.
+                     * @example 1234567890-shop.apps.googleusercontent.com
+                     */
+                    client_id: string;
+                    /** @description The client secret the provider gave the service. Write-only: no reply, event or log shows it; it is kept encrypted. */
+                    client_secret?: string;
+                    /**
+                     * @description What the service asks the provider for; `openid` is always included (added first when left out), repeats are dropped. `["openid", "email", "profile"]` when left out.
+                     * @example [
+                     *       "openid",
+                     *       "email",
+                     *       "profile"
+                     *     ]
+                     */
+                    scopes?: string[];
+                    /**
+                     * @description The text of its button on the hosted sign-in page: 1 to 100 characters, stored without surrounding white space.
+                     * @example Sign in with Google
+                     */
+                    button_label: string;
+                    /** @description False when left out: turn it on only for a provider whose `email_verified` you trust. */
+                    link_by_verified_email?: boolean;
+                    /** @description True when left out. */
+                    enabled?: boolean;
+                    /**
+                     * @description Apple only: the team id of the Apple developer account (the JWT's `iss`) (10 characters).
+                     * @example ABCDE12345
+                     */
+                    apple_team_id?: string;
+                    /**
+                     * @description Apple only: the id of the Sign in with Apple key (the JWT's `kid`) (10 characters).
+                     * @example ABCDE12345
+                     */
+                    apple_key_id?: string;
+                    /** @description Apple only: the private key of the Sign in with Apple key (the PEM of the .p8 file, a P-256 key); the service signs the ES256 client secret JWT Apple requires with it. Write-only and kept encrypted; a text that is not such a key is 400 `validation_failed`. */
+                    apple_private_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    /** @description The path of the new resource. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider. */
+            200: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag. No body. */
+            304: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read, e.g. `"3"` (quotes included), or `*`; a stale one gets 412 and changes nothing. An empty value is the same as no If-Match.
+                 * @example "1"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current version. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read, e.g. `"3"` (quotes included), or `*`; a stale one gets 412 and changes nothing. An empty value is the same as no If-Match.
+                 * @example "1"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): fields left out stay; `null` removes a credential field (only they may be null). After the patch, the provider authenticates the service with exactly one credential: `client_secret`, or, for Apple, all three of `apple_team_id`, `apple_key_id` and `apple_private_key`. Neither, both, or part of Apple's is 400 `validation_failed`. A credential sent is a write even when it is the same. An `issuer` sent is read again (its discovery document), even when it is the one kept. `{}` (or a patch to the values it has) changes nothing and keeps `version`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description What admins call the provider: 1 to 100 characters, stored without surrounding white space.
+                     * @example Google
+                     */
+                    name?: string;
+                    /**
+                     * @description The provider's issuer identifier: an https URL (http only for a loopback host); else 400 `invalid_provider`. Its discovery document (`{issuer}/.well-known/openid-configuration`) is read whenever `issuer` is saved, and must name this issuer and offer the code flow.
+                     * @example https://accounts.google.com
+                     */
+                    issuer?: string;
+                    /**
+                     * @description The client id the provider gave the service.
+                     * @example 1234567890-shop.apps.googleusercontent.com
+                     */
+                    client_id?: string;
+                    client_secret?: string | null;
+                    /**
+                     * @description What the service asks the provider for; `openid` is always included (added first when left out), repeats are dropped. `["openid", "email", "profile"]` when left out.
+                     * @example [
+                     *       "openid",
+                     *       "email",
+                     *       "profile"
+                     *     ]
+                     */
+                    scopes?: string[];
+                    /**
+                     * @description The text of its button on the hosted sign-in page: 1 to 100 characters, stored without surrounding white space.
+                     * @example Sign in with Google
+                     */
+                    button_label?: string;
+                    link_by_verified_email?: boolean;
+                    enabled?: boolean;
+                    apple_team_id?: string | null;
+                    apple_key_id?: string | null;
+                    apple_private_key?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The provider after the change. */
+            200: {
+                headers: {
+                    /** @description The version of the resource in double quotes (a strong ETag), e.g. `"3"`. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current version. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *           "provider_id": "0b6f2c1e-5d4a-4e3b-9c8d-7a6b5c4d3e2f",
+                     *           "provider_name": "Google",
+                     *           "email": "ada@example.com",
+                     *           "linked_at": "2026-11-29T08:00:00.000Z",
+                     *           "last_used_at": "2026-11-29T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Oldest link first; not paged (one per provider and account there). */
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            provider_id: string;
+                            /** @description The provider's name. */
+                            provider_name: string;
+                            /** @description The email the provider gave when the identity was linked, or null when it gave none. */
+                            email: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC.
+                             * @example 2026-11-21T20:25:00.000Z
+                             */
+                            linked_at: string;
+                            /** @description When it last signed the user in, or null when it never has. */
+                            last_used_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unlinkMyIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     oauthToken: {
         parameters: {
             query?: never;
@@ -20028,9 +21422,9 @@ export const pathsApiVariantsIdStockPutResponses200HeadersIdempotentReplayedValu
 export const pathsApiStockAdjustmentsPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-adjustments"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiStockTransfersPostResponses200HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/stock-transfers"]["post"]["responses"]["200"]["headers"]["idempotent-replayed"]> = ["true"];
 export const pathsApiEventsGetParametersQueryActor_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/events"]["get"]["parameters"]["query"]["actor_type"]> = ["user", "client"];
-export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
-export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const pathsApiWebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "user.identity_linked", "user.identity_unlinked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted", "identity_provider.created", "identity_provider.updated", "identity_provider.deleted"];
+export const pathsApiWebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "user.identity_linked", "user.identity_unlinked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted", "identity_provider.created", "identity_provider.updated", "identity_provider.deleted"];
+export const pathsApiWebhooksIdPutRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/webhooks/{id}"]["put"]["requestBody"]["content"]["application/json"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "user.identity_linked", "user.identity_unlinked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted", "identity_provider.created", "identity_provider.updated", "identity_provider.deleted"];
 export const pathsApiVariantsImportsPostParametersQueryModeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["mode"]> = ["upsert", "create"];
 export const pathsApiVariantsImportsPostParametersQueryOn_errorValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["parameters"]["query"]["on_error"]> = ["reject_all", "skip_failed"];
 export const pathsApiVariantsImportsPostResponses202HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/variants/imports"]["post"]["responses"]["202"]["headers"]["idempotent-replayed"]> = ["true"];
@@ -20049,103 +21443,113 @@ export const pathsOauthIntrospectPostResponses200ContentApplicationJsonToken_typ
 export const pathsOauthIntrospectPostResponses200ContentApplicationJsonToken_typeAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/introspect"]["post"]["responses"]["200"]["content"]["application/json"]["token_type"]> = ["refresh_token"];
 export const pathsOauthLogoutPostRequestBodyContentApplicationXWwwFormUrlencodedActionValues: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/logout"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["action"]> = ["logout"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonDataMethodValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["data"]["method"]> = ["email_code"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserPassword_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserPassword_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.password_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserRole_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.role_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserStatus_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.status_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserBalance_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.balance_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserSessions_endedPostRequestBodyContentApplicationJsonDataCauseValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.sessions_ended"]["post"]["requestBody"]["content"]["application/json"]["data"]["cause"]> = ["logout", "sign_out", "admin_sign_out", "refresh_reuse", "code_reuse"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserMfa_factor_addedPostRequestBodyContentApplicationJsonDataTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_added"]["post"]["requestBody"]["content"]["application/json"]["data"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserMfa_factor_removedPostRequestBodyContentApplicationJsonDataTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_factor_removed"]["post"]["requestBody"]["content"]["application/json"]["data"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserMfa_resetPostRequestBodyContentApplicationJsonDataFactors_removedTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.mfa_reset"]["post"]["requestBody"]["content"]["application/json"]["data"]["factors_removed"]["type"]> = ["totp", "webauthn"];
 export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserRecovery_codes_generatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_codes_generated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserRecovery_code_usedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.recovery_code_used"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserData_exportedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.data_exported"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserErasedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserErasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserErasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.erased"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserApp_authorizedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_authorized"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserApp_authorizedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_authorized"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserApp_authorizedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_authorized"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserApp_revokedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_revoked"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksUserApp_revokedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_revoked"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksUserApp_revokedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.app_revoked"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const webhooksUserIdentity_linkedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.identity_linked"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksUserIdentity_linkedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.identity_linked"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const webhooksUserIdentity_unlinkedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.identity_unlinked"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksUserIdentity_unlinkedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.identity_unlinked"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksVariantCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksVariantUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksVariantDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksVariantStock_changedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["variant.stock_changed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationCommittedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.committed"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationReleasedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.released"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationExpiredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.expired"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksReservationReallocatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.reallocated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksReservationReallocatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.reallocated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksReservationReallocatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["reservation.reallocated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksWebhookCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksWebhookUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksWebhookDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksWebhookDisabledPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.disabled"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksWebhookPingPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksWebhookPingPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksWebhookPingPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook.ping"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksSigning_keyRotatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["signing_key.rotated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksClientCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["type"]> = ["service", "confidential", "public"];
 export const webhooksClientCreatedPostRequestBodyContentApplicationJsonDataAfterId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksClientUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksClientDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["type"]> = ["service", "confidential", "public"];
 export const webhooksClientDeletedPostRequestBodyContentApplicationJsonDataBeforeId_token_signed_response_algAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["id_token_signed_response_alg"]> = ["RS256", "EdDSA"];
 export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksClientSecret_createdPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksClientSecret_deletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["client.secret_deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksImportFinishedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksImportFinishedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksImportFinishedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["import.finished"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksLocationCreatedPostRequestBodyContentApplicationJsonDataAfterStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["after"]["status"]> = ["active", "inactive"];
 export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
-export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
+export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksLocationDeletedPostRequestBodyContentApplicationJsonDataBeforeStatusValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["location.deleted"]["post"]["requestBody"]["content"]["application/json"]["data"]["before"]["status"]> = ["active", "inactive"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "invalid_email_code", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "location_not_empty", "location_inactive", "stock_at_several_locations", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
+export const webhooksIdentity_providerCreatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.created"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksIdentity_providerCreatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.created"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const webhooksIdentity_providerUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksIdentity_providerUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const webhooksIdentity_providerDeletedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.deleted"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
+export const webhooksIdentity_providerDeletedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["identity_provider.deleted"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["code"]> = ["validation_failed", "malformed_json", "invalid_parameter", "malformed_request", "invalid_reset_token", "invalid_verification_token", "invalid_mfa_code", "invalid_email_code", "invalid_provider", "unauthenticated", "invalid_token", "invalid_credentials", "invalid_mfa_token", "forbidden", "account_suspended", "wrong_password", "insufficient_scope", "mfa_required", "mfa_enrollment_required", "step_up_required", "not_found", "method_not_allowed", "request_timeout", "email_taken", "sku_taken", "variant_exists", "duplicate_attributes", "last_admin", "insufficient_funds", "insufficient_stock", "reservation_closed", "webhook_disabled", "last_factor", "too_many_factors", "import_finished", "client_type", "location_code_taken", "default_location", "location_not_empty", "location_inactive", "stock_at_several_locations", "idempotency_in_progress", "precondition_failed", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "internal", "unavailable"];
 export const problemMethodsAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["totp"];
 export const problemMethodsAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["webauthn"];
 export const problemMethodsAnyOf2Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Problem"]["methods"]> = ["recovery_code"];
@@ -20157,10 +21561,10 @@ export const variantStockLocationsStatusAnyOf0Values: ReadonlyArray<FlattenedDee
 export const variantStockLocationsStatusAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantStock"]["locations"]["status"]> = ["inactive"];
 export const reservationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reservation"]["status"]> = ["active", "committed", "released", "expired"];
 export const locationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Location"]["status"]> = ["active", "inactive"];
-export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["type"]> = ["user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "user.identity_linked", "user.identity_unlinked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.ping", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted", "identity_provider.created", "identity_provider.updated", "identity_provider.deleted"];
 export const eventActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["actor_type"]> = ["user", "client"];
-export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted"];
+export const eventSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["*", "user.registered", "user.updated", "user.email_verified", "user.password_changed", "user.password_reset", "user.role_changed", "user.status_changed", "user.deleted", "user.balance_changed", "user.sessions_ended", "user.mfa_factor_added", "user.mfa_factor_removed", "user.mfa_reset", "user.recovery_codes_generated", "user.recovery_code_used", "user.data_exported", "user.erased", "user.app_authorized", "user.app_revoked", "user.identity_linked", "user.identity_unlinked", "variant.created", "variant.updated", "variant.deleted", "variant.stock_changed", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired", "reservation.reallocated", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "signing_key.rotated", "client.created", "client.updated", "client.deleted", "client.secret_created", "client.secret_deleted", "import.finished", "location.created", "location.updated", "location.deleted", "identity_provider.created", "identity_provider.updated", "identity_provider.deleted"];
 export const webhookDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["status"]> = ["pending", "succeeded", "failed"];
 export const variantImportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["status"]> = ["pending", "running", "succeeded", "failed", "cancelled"];
 export const variantImportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["VariantImport"]["format"]> = ["csv", "jsonl"];
