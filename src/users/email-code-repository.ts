@@ -44,11 +44,6 @@ export interface PendingSignup {
   browserHash: string;
 }
 
-/** The pending signup a code carries, when it carries one. */
-export const pendingSignupOf = (row: EmailCodeRow): PendingSignup | undefined =>
-  row.signup_password_hash !== null && row.signup_browser_hash !== null
-    ? { name: row.signup_name ?? '', passwordHash: row.signup_password_hash, browserHash: row.signup_browser_hash }
-    : undefined;
 
 export async function insertEmailCode(
   db: Kysely<Database>,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
-import type { Database, UserRow } from '../db/tables.js';
+import type { Database, EmailCodeRow, UserRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
 import { record, type EventContext } from '../events/event-recorder.js';
 import type { MailLocale } from '../mail/mail-messages.js';
@@ -11,7 +11,6 @@ import {
   countEmailCodeFailure,
   countRecentEmailCodes,
   findLiveEmailCode,
-  pendingSignupOf,
   type PendingSignup,
   lockAddressForCodes,
   lockEmailCode,
@@ -73,6 +72,12 @@ export async function requestEmailCode(db: Kysely<Database>, email: string, sett
     await queueEmailCodeMail(trx, settings.mail, { email: user?.email ?? email, userId: user?.id ?? null, signup }, language);
   });
 }
+
+/** The pending signup a code carries, when it carries one. */
+const pendingSignupOf = (row: EmailCodeRow): PendingSignup | undefined =>
+  row.signup_password_hash !== null && row.signup_browser_hash !== null
+    ? { name: row.signup_name ?? '', passwordHash: row.signup_password_hash, browserHash: row.signup_browser_hash }
+    : undefined;
 
 /** The pending signup of the address's live code, when the same browser gave it. */
 async function signupCarriedOn(trx: Transaction<Database>, email: string, browserHash: string): Promise<PendingSignup | undefined> {
