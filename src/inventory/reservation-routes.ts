@@ -22,6 +22,9 @@ import { ListReservationsQuery, ReallocationBody, ReservationBody, ReservationSc
 import { commitInOneStatement, createReservation, finishReservation, reservationClosed, reserveInOneStatement } from './reservation-service.js';
 import { variantKey } from './stock-repository.js';
 
+/** The body limit of a reallocation: every body its schema allows, and a little more, is read and answered by validation. */
+const REALLOCATION_BODY_LIMIT = 1024 * 1024;
+
 const ReservationReply = Type.Ref(ReservationSchema);
 
 /** Units held for a checkout: all lines or none, then committed, released or expired. */
@@ -142,6 +145,8 @@ export const reservationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/reservations/:id/reallocate',
     {
       config: { access: { roles: STAFF, scope: 'reservations:write' } },
+      // Its largest valid body (100 lines of 100 allocations, about 620 KB) must reach validation, and so must one a line or an allocation over.
+      bodyLimit: REALLOCATION_BODY_LIMIT,
       schema: {
         operationId: 'reallocateReservation',
         tags: ['inventory'],

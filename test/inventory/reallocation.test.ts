@@ -117,6 +117,11 @@ describe('reallocation of a reservation', () => {
     assert.deepEqual(await levels(variant.id), { [theDefault]: [5, 2], [store.id]: [5, 0] });
     assert.equal((await reallocate(randomUUID(), { lines: [{ variant_id: variant.id, allocations: [{ location_id: store.id, quantity: 2 }] }] })).statusCode, 404);
     assert.equal((await reallocate(created.id, { lines: [] })).statusCode, 400, 'at least one line');
+    // A body one line over the schema's 100, each line of 50 allocations (about 300 KB), is read and refused by validation, not by size.
+    const oversized = { lines: Array.from({ length: 101 }, () => ({ variant_id: randomUUID(), allocations: Array.from({ length: 50 }, () => ({ location_id: randomUUID(), quantity: 1 })) })) };
+    const tooMany = await reallocate(created.id, oversized);
+    assert.equal(tooMany.statusCode, 400, tooMany.body);
+    assert.equal(problemOf(tooMany).code, 'validation_failed');
   });
 
   it('keeps units at a location made inactive, yet moves them away; only an active reservation is reallocated', async () => {
