@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { codeFor } from '../helpers/totp-device.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { enrolTotp } from '../mfa/mfa-helpers.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
-import { PageBrowser, pkcePair } from '../helpers/page-browser.js';
+import { csrfTokenOf, formActionOf, PageBrowser, pkcePair } from '../helpers/page-browser.js';
 import { signInAtUpstream } from '../helpers/upstream-browser.js';
 import { startUpstreamProvider, type UpstreamProvider } from '../helpers/upstream-provider.js';
 
@@ -100,5 +102,140 @@ describe('sign in with another identity provider', () => {
     const identity = await testApp.db.selectFrom('user_identities').selectAll().where('subject', '=', account.sub).executeTakeFirstOrThrow();
     assert.equal(identity.user_id, user.id);
     assert.ok(identity.last_used_at);
+  });
+  it('a known identity signs its user in again: no second account, last_used_at moves, amr fed', async () => {
+    const account = person();
+    assertCodeForApp((await signInWith(new PageBrowser(testApp.app), providers.plain, account.sub)).callback);
+    const identity = await testApp.db.selectFrom('user_identities').selectAll().where('subject', '=', account.sub).executeTakeFirstOrThrow();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assertCodeForApp((await signInWith(new PageBrowser(testApp.app), providers.plain, account.sub)).callback);
+    const again = await testApp.db.selectFrom('user_identities').selectAll().where('subject', '=', account.sub).executeTakeFirstOrThrow();
+    assert.equal(again.user_id, identity.user_id);
+    assert.ok(again.last_used_at! > identity.last_used_at!);
+    assert.equal((await testApp.db.selectFrom('users').select('id').where('email', '=', account.email).execute()).length, 1);
+  });
+
+  it('links an account of the same email only with email_verified and link_by_verified_email, for the role user (user.identity_linked)', async () => {
+    const existing = await createUser(testApp.app, { email: `fed-${randomUUID().slice(0, 8)}@example.com` });
+    const linkable = person({ email: existing.email, email_verified: true });
+    assertCodeForApp((await signInWith(new PageBrowser(testApp.app), providers.linking, linkable.sub)).callback);
+    const identity = await testApp.db.selectFrom('user_identities').selectAll().where('subject', '=', linkable.sub).executeTakeFirstOrThrow();
+    assert.equal(identity.user_id, existing.id);
+    const events = await testApp.db.selectFrom('events').select(['type', 'data']).where('subject_id', '=', existing.id).where('type', '=', 'user.identity_linked').execute();
+    assert.equal(events.length, 1);
+    assert.deepEqual(events[0]!.data, { provider_id: providers.linking, identity_id: identity.id });
+
+    // The same verified email at a provider without link_by_verified_email: the error page, nothing linked, no account made.
+    const otherProvider = person({ email: existing.email, email_verified: true });
+    assertErrorPage((await signInWith(new PageBrowser(testApp.app), providers.plain, otherProvider.sub)).callback);
+    // An unverified email at the linking provider: the same.
+    const unverified = person({ email: existing.email, email_verified: false });
+    assertErrorPage((await signInWith(new PageBrowser(testApp.app), providers.linking, unverified.sub)).callback);
+    const linked = await testApp.db.selectFrom('user_identities').select('subject').where('subject', 'in', [otherProvider.sub, unverified.sub]).execute();
+    assert.deepEqual(linked, []);
+    assert.equal((await testApp.db.selectFrom('users').select('id').where('email', '=', existing.email).execute()).length, 1);
+  });
+
+  it("never links a manager's account by email: the error page, nothing linked", async () => {
+    const manager = await createUser(testApp.app, { role: 'manager', admin, email: `fed-${randomUUID().slice(0, 8)}@example.com` });
+    const account = person({ email: manager.email, email_verified: true });
+    const { callback } = await signInWith(new PageBrowser(testApp.app), providers.linking, account.sub);
+    assertErrorPage(callback);
+    assert.equal(callback.headers['set-cookie'] === undefined || !String(callback.headers['set-cookie']).includes('shop_sid'), true);
+    assert.equal(await testApp.db.selectFrom('user_identities').select('id').where('subject', '=', account.sub).executeTakeFirst(), undefined);
+  });
+
+  it('a user with a second factor gets the second-factor page after the provider; the session is amr fed, otp, mfa', async () => {
+    const user = await createUser(testApp.app, { email: `fed-${randomUUID().slice(0, 8)}@example.com` });
+    const { device } = await enrolTotp(testApp.app, user);
+    const account = person({ email: user.email, email_verified: true });
+    const browser = new PageBrowser(testApp.app);
+    const { callback } = await signInWith(browser, providers.linking, account.sub);
+    assert.equal(callback.statusCode, 200, callback.body);
+    assert.match(callback.body, /name="action" value="totp"/);
+    // The page's form carries on with the authorization request, not the callback's URL.
+    assert.match(formActionOf(callback.body), /^\/oauth\/authorize\?/);
+    const done = await browser.post(formActionOf(callback.body), { csrf_token: csrfTokenOf(callback.body), action: 'totp', code: await device.next() });
+    assertCodeForApp(done);
+    assert.deepEqual((await sessionOf(user.id))?.amr, ['fed', 'otp', 'mfa']);
+  });
+
+  it('a callback with a wrong state, from another browser, or replayed is the error page and signs nobody in', async () => {
+    const account = person();
+    const browser = new PageBrowser(testApp.app);
+    const started = await pressButton(browser, providers.plain);
+    const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+    const path = `${callbackUrl.pathname}${callbackUrl.search}`;
+    const wrongState = new URLSearchParams(callbackUrl.search);
+    wrongState.set('state', 'not-the-state');
+    assertErrorPage(await browser.get(`${callbackUrl.pathname}?${wrongState}`));
+    // Another browser (its own CSRF cookie) with the right state and code: login CSRF refused.
+    const stranger = new PageBrowser(testApp.app);
+    await stranger.get(authorizeUrl());
+    assertErrorPage(await stranger.get(path));
+    // Another provider's callback path with this state.
+    assertErrorPage(await browser.get(`/oauth/callback/${providers.linking}${callbackUrl.search}`));
+    // The right one works once; its replay fails.
+    assertCodeForApp(await browser.get(path));
+    assertErrorPage(await browser.get(path));
+    assert.equal((await testApp.db.selectFrom('users').select('id').where('email', '=', account.email).execute()).length, 1);
+  });
+
+  it("a provider's error reply, or a code the provider refuses, is the error page; nothing is made", async () => {
+    const account = person();
+    const browser = new PageBrowser(testApp.app);
+    const started = await pressButton(browser, providers.plain);
+    const state = new URL(started.headers.location as string).searchParams.get('state')!;
+    assertErrorPage(await browser.get(`/oauth/callback/${providers.plain}?${new URLSearchParams({ error: 'access_denied', state, iss: upstream.issuer })}`));
+    const again = await pressButton(browser, providers.plain);
+    const callbackUrl = await signInAtUpstream(again.headers.location as string, account.sub);
+    const forged = new URLSearchParams(callbackUrl.search);
+    forged.set('code', 'a-code-the-provider-never-issued');
+    assertErrorPage(await browser.get(`${callbackUrl.pathname}?${forged}`));
+    assert.equal(await userByEmail(account.email), undefined);
+  });
+
+  it("a disabled provider's button is gone and its callbacks fail; enabled again it works", async () => {
+    const account = person();
+    const browser = new PageBrowser(testApp.app);
+    const started = await pressButton(browser, providers.plain);
+    const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+    const disabled = await asAdmin({ method: 'PATCH', url: `/api/identity-providers/${providers.plain}`, headers: MERGE_PATCH, payload: JSON.stringify({ enabled: false }) });
+    assert.equal(disabled.statusCode, 200, disabled.body);
+    try {
+      assertErrorPage(await browser.get(`${callbackUrl.pathname}${callbackUrl.search}`));
+      const page = await browser.get(authorizeUrl());
+      assert.doesNotMatch(page.body, new RegExp(providers.plain));
+      assertErrorPage(await browser.submit(page, 'provider', { provider_id: providers.plain }));
+      assert.equal(await userByEmail(account.email), undefined);
+    } finally {
+      const enabled = await asAdmin({ method: 'PATCH', url: `/api/identity-providers/${providers.plain}`, headers: MERGE_PATCH, payload: JSON.stringify({ enabled: true }) });
+      assert.equal(enabled.statusCode, 200, enabled.body);
+    }
+    assertCodeForApp((await signInWith(new PageBrowser(testApp.app), providers.plain, account.sub)).callback);
+  });
+
+  it('a provider whose token endpoint does not answer fails within about 10 s on the error page', async () => {
+    const hanging = http.createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', () => resolve()));
+    const tokenEndpoint = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/token`;
+    const providerId = await createProvider({ name: 'Hanging', button_label: 'Sign in with Hanging' });
+    // The stored discovery document names a token endpoint that never answers (the re-read would put the real one back within the hour).
+    const stored = await testApp.db.selectFrom('identity_providers').select('discovery').where('id', '=', providerId).executeTakeFirstOrThrow();
+    await testApp.db.updateTable('identity_providers').set({ discovery: JSON.stringify({ ...stored.discovery, token_endpoint: tokenEndpoint }) }).where('id', '=', providerId).execute();
+    try {
+      const account = person();
+      const browser = new PageBrowser(testApp.app);
+      const started = await pressButton(browser, providerId);
+      const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+      const began = Date.now();
+      assertErrorPage(await browser.get(`${callbackUrl.pathname}${callbackUrl.search}`));
+      const took = Date.now() - began;
+      assert.ok(took >= 9_000 && took < 13_000, `took ${took} ms`);
+      assert.equal(await userByEmail(account.email), undefined);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
   });
 });

@@ -55,7 +55,7 @@ export async function startUpstreamProvider(options: { client: UpstreamClient; a
   });
   // The service's redirect URI names a provider id known only once the provider is made (after this server answers its discovery): the sign-in tests admit every URI under a prefix.
   const prefix = options.redirectUriPrefix;
-  if (prefix !== undefined) (provider.Client.prototype as { redirectUriAllowed(value: string): boolean }).redirectUriAllowed = (value: string) => value.startsWith(prefix);
+  if (prefix !== undefined) provider.Client.prototype.redirectUriAllowed = (value: string) => value.startsWith(prefix);
   server.on('request', provider.callback());
   return {
     issuer,
