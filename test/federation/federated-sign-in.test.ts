@@ -238,4 +238,24 @@ describe('sign in with another identity provider', () => {
       await new Promise<void>((resolve) => hanging.close(() => resolve()));
     }
   });
+  it("an ID token that does not validate (another nonce; another issuer) is the error page; openid-client alone checks it", async () => {
+    // Another nonce: the attempt's row is given another one after the button, so the ID token the provider signs carries a nonce the callback did not expect.
+    const account = person();
+    const browser = new PageBrowser(testApp.app);
+    const started = await pressButton(browser, providers.plain);
+    const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+    await testApp.db.updateTable('federated_sign_ins').set({ nonce: 'another-nonce' }).where('used_at', 'is', null).where('provider_id', '=', providers.plain).execute();
+    assertErrorPage(await browser.get(`${callbackUrl.pathname}${callbackUrl.search}`));
+    assert.equal(await userByEmail(account.email), undefined);
+
+    // Another issuer: a provider whose stored document names the same server under another host; the provider's `iss` (and its ID token's) is not that one.
+    const providerId = await createProvider({ name: 'Other issuer', button_label: 'Sign in with Other' });
+    const stored = await testApp.db.selectFrom('identity_providers').select('discovery').where('id', '=', providerId).executeTakeFirstOrThrow();
+    await testApp.db.updateTable('identity_providers').set({ discovery: JSON.stringify({ ...stored.discovery, issuer: upstream.otherIssuer }) }).where('id', '=', providerId).execute();
+    const secondBrowser = new PageBrowser(testApp.app);
+    const again = await pressButton(secondBrowser, providerId);
+    const secondCallback = await signInAtUpstream(again.headers.location as string, account.sub);
+    assertErrorPage(await secondBrowser.get(`${secondCallback.pathname}${secondCallback.search}`));
+    assert.equal(await userByEmail(account.email), undefined);
+  });
 });
