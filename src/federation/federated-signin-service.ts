@@ -160,6 +160,8 @@ async function signInIdentity(
   if (known) {
     user = await findUserById(trx, known.user_id);
     if (!user) return { refusal: 'no_account' };
+    // A refused sign-in leaves nothing behind, not even the identity's last use.
+    if (user.status !== 'active') return { refusal: 'suspended' };
     await markIdentityUsed(trx, known.id);
   } else {
     const linked = await userToLink(trx, settings, provider.link_by_verified_email, identity, context);

@@ -102,6 +102,19 @@ describe('sign in with another identity provider', () => {
     const identity = await testApp.db.selectFrom('user_identities').selectAll().where('subject', '=', account.sub).executeTakeFirstOrThrow();
     assert.equal(identity.user_id, user.id);
     assert.ok(identity.last_used_at);
+    const registered = await testApp.db.selectFrom('events').select('data').where('subject_id', '=', user.id).where('type', '=', 'user.registered').executeTakeFirstOrThrow();
+    assert.equal((registered.data as { method?: string }).method, 'federation');
+  });
+
+  it("a suspended user's known identity signs nobody in: the error page", async () => {
+    const account = person();
+    assertCodeForApp((await signInWith(new PageBrowser(testApp.app), providers.plain, account.sub)).callback);
+    const user = (await userByEmail(account.email))!;
+    const suspended = await asAdmin({ method: 'PUT', url: `/api/users/${user.id}/status`, payload: { status: 'suspended' } });
+    assert.equal(suspended.statusCode, 200, suspended.body);
+    const before = (await testApp.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).length;
+    assertErrorPage((await signInWith(new PageBrowser(testApp.app), providers.plain, account.sub)).callback);
+    assert.equal((await testApp.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).length, before);
   });
   it('a known identity signs its user in again: no second account, last_used_at moves, amr fed', async () => {
     const account = person();
