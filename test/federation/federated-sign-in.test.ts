@@ -5,6 +5,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { enrolTotp } from '../mfa/mfa-helpers.js';
+import { purgeFederatedSignIns } from '../../src/federation/federated-signin-service.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
 import { csrfTokenOf, formActionOf, PageBrowser, pkcePair } from '../helpers/page-browser.js';
 import { signInAtUpstream } from '../helpers/upstream-browser.js';
@@ -270,5 +271,30 @@ describe('sign in with another identity provider', () => {
     const secondCallback = await signInAtUpstream(again.headers.location as string, account.sub);
     assertErrorPage(await secondBrowser.get(`${secondCallback.pathname}${secondCallback.search}`));
     assert.equal(await userByEmail(account.email), undefined);
+  });
+  it("a deleted provider's callback fails: its attempts went with it", async () => {
+    const providerId = await createProvider({ name: 'Short-lived', button_label: 'Sign in with Short-lived' });
+    const account = person();
+    const browser = new PageBrowser(testApp.app);
+    const started = await pressButton(browser, providerId);
+    const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+    const deleted = await asAdmin({ method: 'DELETE', url: `/api/identity-providers/${providerId}` });
+    assert.equal(deleted.statusCode, 204, deleted.body);
+    assertErrorPage(await browser.get(`${callbackUrl.pathname}${callbackUrl.search}`));
+    assertErrorPage(await browser.get(`/oauth/callback/not-a-uuid${callbackUrl.search}`));
+    assert.equal(await userByEmail(account.email), undefined);
+  });
+
+  it('the purge job removes attempts past their 10 minutes and keeps live ones', async () => {
+    const browser = new PageBrowser(testApp.app);
+    await pressButton(browser, providers.plain);
+    const live = await testApp.db.selectFrom('federated_sign_ins').select('id').where('used_at', 'is', null).execute();
+    assert.ok(live.length > 0);
+    await testApp.db.updateTable('federated_sign_ins').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', live[0]!.id).execute();
+    await purgeFederatedSignIns(testApp.db);
+    assert.equal(await testApp.db.selectFrom('federated_sign_ins').select('id').where('id', '=', live[0]!.id).executeTakeFirst(), undefined);
+    const left = await testApp.db.selectFrom('federated_sign_ins').select('id').where('expires_at', '<', new Date()).execute();
+    assert.deepEqual(left, []);
+    assert.equal((await testApp.db.selectFrom('federated_sign_ins').select('id').where('used_at', 'is', null).execute()).length, live.length - 1);
   });
 });
