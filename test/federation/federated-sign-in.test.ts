@@ -297,4 +297,26 @@ describe('sign in with another identity provider', () => {
     assert.deepEqual(left, []);
     assert.equal((await testApp.db.selectFrom('federated_sign_ins').select('id').where('used_at', 'is', null).execute()).length, live.length - 1);
   });
+  it('with registration closed a new identity without an account is the error page, and nothing is made', async () => {
+    const closed = await buildTestApp({ environment: { PUBLIC_URL, ALLOW_REGISTRATION: 'false' } });
+    try {
+      const closedAdmin = await loginAdmin(closed.app);
+      const client = await closed.app.inject({ method: 'POST', url: '/api/clients', headers: closedAdmin.auth, payload: { name: 'Storefront', type: 'public', first_party: true, redirect_uris: [CALLBACK], scopes: ['openid', 'email'] } });
+      assert.equal(client.statusCode, 201, client.body);
+      const provider = await closed.app.inject({ method: 'POST', url: '/api/identity-providers', headers: closedAdmin.auth, payload: { name: 'Upstream', issuer: upstream.issuer, client_id: 'shop', client_secret: SECRET, button_label: 'Sign in with Upstream' } });
+      assert.equal(provider.statusCode, 201, provider.body);
+      const account = person();
+      const browser = new PageBrowser(closed.app);
+      const query = new URLSearchParams({ response_type: 'code', client_id: client.json().id, redirect_uri: CALLBACK, scope: 'openid email', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+      const page = await browser.get(`/oauth/authorize?${query}`);
+      const started = await browser.submit(page, 'provider', { provider_id: provider.json().id });
+      assert.equal(started.statusCode, 303, started.body);
+      const callbackUrl = await signInAtUpstream(started.headers.location as string, account.sub);
+      assertErrorPage(await browser.get(`${callbackUrl.pathname}${callbackUrl.search}`));
+      assert.equal(await closed.db.selectFrom('users').select('id').where('email', '=', account.email).executeTakeFirst(), undefined);
+      assert.equal(await closed.db.selectFrom('user_identities').select('id').where('subject', '=', account.sub).executeTakeFirst(), undefined);
+    } finally {
+      await closed.close();
+    }
+  });
 });
