@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import http from 'node:http';
@@ -317,6 +317,68 @@ describe('sign in with another identity provider', () => {
       assert.equal(await closed.db.selectFrom('user_identities').select('id').where('subject', '=', account.sub).executeTakeFirst(), undefined);
     } finally {
       await closed.close();
+    }
+  });
+  /**
+   * A token endpoint in front of the upstream's: it passes the exchange on, then alters the ID
+   * token's claims and signs it again with the upstream's key (or another key), so that exactly one
+   * thing about an otherwise valid ID token is wrong. A provider whose stored discovery document
+   * names it as token endpoint exchanges its codes there.
+   */
+  async function alteringProvider(alter: (claims: Record<string, unknown>) => Record<string, unknown>, key?: ReturnType<typeof generateKeyPairSync>['privateKey']) {
+    const providerId = await createProvider({ name: 'Altered', button_label: 'Sign in with Altered' });
+    const stored = await testApp.db.selectFrom('identity_providers').select('discovery').where('id', '=', providerId).executeTakeFirstOrThrow();
+    const realEndpoint = stored.discovery.token_endpoint as string;
+    const proxy = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        const answer = await fetch(realEndpoint, { method: 'POST', headers: { 'content-type': request.headers['content-type'] ?? '', authorization: request.headers.authorization ?? '' }, body: Buffer.concat(chunks) });
+        const body = (await answer.json()) as Record<string, unknown>;
+        if (typeof body.id_token === 'string') {
+          const claims = JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+          body.id_token = upstream.signIdToken(alter(claims), key);
+        }
+        response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+    const tokenEndpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/token`;
+    await testApp.db.updateTable('identity_providers').set({ discovery: JSON.stringify({ ...stored.discovery, token_endpoint: tokenEndpoint }) }).where('id', '=', providerId).execute();
+    return {
+      providerId,
+      stop: async () => {
+        proxy.closeAllConnections();
+        await new Promise<void>((resolve) => proxy.close(() => resolve()));
+        await asAdmin({ method: 'DELETE', url: `/api/identity-providers/${providerId}` });
+      },
+    };
+  }
+
+  it('an ID token with another aud, another iss, past its exp, or signed by an unknown key is the error page; unaltered it works', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cases: [string, (claims: Record<string, unknown>) => Record<string, unknown>, ReturnType<typeof generateKeyPairSync>['privateKey']?][] = [
+      ['unaltered (re-signed by the upstream key)', (claims) => claims],
+      ['another aud', (claims) => ({ ...claims, aud: 'another-client' })],
+      ['another iss', (claims) => ({ ...claims, iss: upstream.otherIssuer })],
+      ['expired', (claims) => ({ ...claims, iat: now - 7200, exp: now - 3600 })],
+      ['an unknown key', (claims) => claims, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey],
+    ];
+    for (const [name, alter, key] of cases) {
+      const altered = await alteringProvider(alter, key);
+      try {
+        const account = person();
+        const { callback } = await signInWith(new PageBrowser(testApp.app), altered.providerId, account.sub);
+        if (name.startsWith('unaltered')) {
+          assertCodeForApp(callback);
+          continue;
+        }
+        assert.equal(callback.statusCode, 400, `${name}: ${callback.body}`);
+        assertErrorPage(callback);
+        assert.equal(await userByEmail(account.email), undefined, name);
+      } finally {
+        await altered.stop();
+      }
     }
   });
 });

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -24,6 +24,12 @@ export interface UpstreamProvider {
   otherIssuer: string;
   /** The accounts it signs in; a test may add more. */
   accounts: Map<string, UpstreamAccount>;
+  /**
+   * Signs an ID token as the provider would (RS256, its key id), with the claims given: what a
+   * test that alters a real ID token (another `aud`, `iss`, an expired one) signs again. With
+   * `key`, another key under the same key id: a token the provider's JWKS does not verify.
+   */
+  signIdToken(claims: Record<string, unknown>, key?: KeyObject): string;
   stop(): Promise<void>;
 }
 
@@ -61,6 +67,11 @@ export async function startUpstreamProvider(options: { client: UpstreamClient; a
     issuer,
     otherIssuer: `http://localhost:${port}`,
     accounts,
+    signIdToken(claims, key = privateKey) {
+      const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const input = `${part({ alg: 'RS256', kid: 'upstream-rsa', typ: 'JWT' })}.${part(claims)}`;
+      return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+    },
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
