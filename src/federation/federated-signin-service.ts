@@ -208,9 +208,13 @@ async function userToLink(
   return { user };
 }
 
-/** The sign-in page's buttons: each enabled provider's id and label. */
-export async function providerButtons(db: Kysely<Database>): Promise<{ id: string; label: string }[]> {
-  return (await enabledProviderButtons(db)).map((provider) => ({ id: provider.id, label: provider.button_label }));
+/**
+ * The sign-in page's buttons: each enabled provider's id and label, and the URL its post is
+ * answered with a redirect to (the page's `form-action` must name its origin: Chromium holds a
+ * post's redirect to it).
+ */
+export async function providerButtons(db: Kysely<Database>): Promise<{ id: string; label: string; authorizationEndpoint: string | undefined }[]> {
+  return (await enabledProviderButtons(db)).map((provider) => ({ id: provider.id, label: provider.button_label, authorizationEndpoint: provider.authorization_endpoint ?? undefined }));
 }
 
 /** The purge job's work: attempts past their 10 minutes. */

@@ -70,7 +70,13 @@ export function enabledProviderById(db: Kysely<Database>, id: string): Promise<I
   return db.selectFrom('identity_providers').selectAll().where('id', '=', id).where('enabled', '=', true).executeTakeFirst();
 }
 
-/** The buttons of the sign-in page: each enabled provider's id and label, by label. */
-export function enabledProviderButtons(db: Kysely<Database>): Promise<{ id: string; button_label: string }[]> {
-  return db.selectFrom('identity_providers').select(['id', 'button_label']).where('enabled', '=', true).orderBy(sql`lower(button_label)`).orderBy('id').execute();
+/** The buttons of the sign-in page: each enabled provider's id, label and authorization endpoint (from its discovery document), by label. */
+export function enabledProviderButtons(db: Kysely<Database>): Promise<{ id: string; button_label: string; authorization_endpoint: string | null }[]> {
+  return db
+    .selectFrom('identity_providers')
+    .select(['id', 'button_label', sql<string | null>`discovery ->> 'authorization_endpoint'`.as('authorization_endpoint')])
+    .where('enabled', '=', true)
+    .orderBy(sql`lower(button_label)`)
+    .orderBy('id')
+    .execute();
 }

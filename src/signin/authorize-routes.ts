@@ -173,15 +173,17 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     };
   };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
-  const requestPolicy = (authorization: AuthorizationRequest) =>
-    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
+  const requestPolicy = (authorization: AuthorizationRequest, otherFormTargets: string[] = []) =>
+    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri, ...otherFormTargets] });
 
   /** The sign-in page; its password stage offers a passkey too, with a new challenge each time it is shown. */
   async function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: SignInPage) {
     const { db } = await request.access.anyone();
     const webauthnOptions = passkeys && page.stage === 'password' ? await attempts.passkeyOptions(db, request) : undefined;
     const providers = page.stage === 'password' ? await providerButtons(db) : undefined;
-    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions, providers }), requestPolicy(authorization));
+    // A provider's button is a post answered by a redirect to the provider: its origin is a form target too.
+    const providerTargets = (providers ?? []).flatMap((provider) => (provider.authorizationEndpoint ? [provider.authorizationEndpoint] : []));
+    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions, providers }), requestPolicy(authorization, providerTargets));
   }
 
   /**

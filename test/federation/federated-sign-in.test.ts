@@ -63,6 +63,8 @@ describe('sign in with another identity provider', () => {
     const page = await browser.get(authorizeUrl());
     assert.equal(page.statusCode, 200, page.body);
     assert.match(page.body, new RegExp(`name="provider_id" value="${providerId}"`));
+    // The post is answered by a redirect to the upstream, which the page's form-action must allow (Chromium holds it to it).
+    assert.match(page.headers['content-security-policy'] as string, new RegExp(`form-action 'self' [^;]*${upstream.issuer.replace(/[.]/g, '\\.')}`));
     return browser.submit(page, 'provider', { provider_id: providerId });
   }
 
