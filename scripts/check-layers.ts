@@ -19,7 +19,9 @@ const SERVICES = new Set(['events', 'mail', 'sessions']);
 const AREA_MAY_USE: Record<string, string[]> = {
   auth: ['users', 'mfa'],
   oauth: ['clients', 'users'],
-  signin: ['auth', 'oauth', 'clients', 'users', 'mfa'],
+  signin: ['auth', 'oauth', 'clients', 'users', 'mfa', 'federation'],
+  // A sign-in with another provider finds, links or makes the user and ends as other sign-ins do (a second factor).
+  federation: ['users', 'mfa'],
   imports: ['variants', 'inventory'],
   mfa: ['users'],
   privacy: ['users', 'mfa', 'inventory', 'federation'],

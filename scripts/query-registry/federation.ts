@@ -1,3 +1,4 @@
+import * as federatedSignInRepository from '../../src/federation/federated-signin-repository.js';
 import * as identityRepository from '../../src/federation/identity-repository.js';
 import * as providerRepository from '../../src/federation/provider-repository.js';
 import { call, callerReadSample, SAMPLE, type RepositoryFile } from './sample.js';
@@ -31,6 +32,8 @@ export const federation: RepositoryFile[] = [
       deleteProvider: call(providerRepository.deleteProvider, SAMPLE.providerId),
       claimProviderDueForDiscovery: call(providerRepository.claimProviderDueForDiscovery, SAMPLE.date),
       storeRereadDiscovery: call(providerRepository.storeRereadDiscovery, SAMPLE.providerId, 'https://accounts.google.com', { issuer: 'https://accounts.google.com' }),
+      enabledProviderById: call(providerRepository.enabledProviderById, SAMPLE.providerId),
+      enabledProviderButtons: call(providerRepository.enabledProviderButtons),
     },
   },
   {
@@ -42,6 +45,27 @@ export const federation: RepositoryFile[] = [
       deleteIdentityOfUser: call(identityRepository.deleteIdentityOfUser, SAMPLE.userId, SAMPLE.identityId),
       deleteIdentitiesOfUser: call(identityRepository.deleteIdentitiesOfUser, SAMPLE.userId),
       countIdentitiesOfProvider: call(identityRepository.countIdentitiesOfProvider, SAMPLE.providerId),
+      lockIdentityBySubject: call(identityRepository.lockIdentityBySubject, SAMPLE.providerId, 'a-sub'),
+      markIdentityUsed: call(identityRepository.markIdentityUsed, SAMPLE.identityId),
+    },
+  },
+  {
+    file: 'src/federation/federated-signin-repository.ts',
+    area: 'federation',
+    entries: {
+      insertFederatedSignIn: call(federatedSignInRepository.insertFederatedSignIn, {
+        id: SAMPLE.newId,
+        provider_id: SAMPLE.providerId,
+        state_hash: 'a'.repeat(64),
+        nonce: 'a-nonce',
+        code_verifier: 'a-verifier',
+        browser_hash: 'b'.repeat(64),
+        authorization_query: '?client_id=app',
+        created_at: SAMPLE.date,
+        expires_at: SAMPLE.date,
+      }),
+      spendFederatedSignIn: call(federatedSignInRepository.spendFederatedSignIn, { stateHash: 'a'.repeat(64), providerId: SAMPLE.providerId, browserHash: 'b'.repeat(64) }),
+      deleteStaleFederatedSignIns: call(federatedSignInRepository.deleteStaleFederatedSignIns, SAMPLE.date),
     },
   },
 ];

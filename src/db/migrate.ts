@@ -33,6 +33,7 @@ import { stockLevels } from './migrations/0035-stock-levels.js';
 import { availableAtInactiveLocations } from './migrations/0036-available-at-inactive-locations.js';
 import { emailCodeSignups } from './migrations/0038-email-code-signups.js';
 import { identityProviders } from './migrations/0039-identity-providers.js';
+import { federatedSignIns } from './migrations/0041-federated-sign-ins.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0036-available-at-inactive-locations': availableAtInactiveLocations,
   '0038-email-code-signups': emailCodeSignups,
   '0039-identity-providers': identityProviders,
+  '0041-federated-sign-ins': federatedSignIns,
 };
 
 /**

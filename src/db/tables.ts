@@ -128,6 +128,21 @@ export interface IdentityProvidersTable {
 }
 
 /** An identity at a provider (its `sub`), linked to one user. */
+/** A sign-in with another identity provider under way (migration 0041): spent by its callback. */
+export interface FederatedSignInsTable {
+  id: string;
+  provider_id: string;
+  state_hash: string;
+  nonce: string;
+  code_verifier: string;
+  browser_hash: string;
+  authorization_query: string;
+  linking_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 export interface UserIdentitiesTable {
   id: string;
   user_id: string;
@@ -437,7 +452,7 @@ export interface MfaRecoveryCodesTable {
 
 /** What a login's first step proved (RFC 8176): a password, or a passkey without user verification. */
 /** How a login's first step was proved (RFC 8176): a password, a passkey without user verification, or a code sent by email. */
-export type FirstFactor = 'pwd' | 'hwk' | 'email';
+export type FirstFactor = 'pwd' | 'hwk' | 'email' | 'fed';
 
 export interface MfaLoginTokensTable {
   id: string;
@@ -559,6 +574,7 @@ export interface Database {
   app_consents: AppConsentsTable;
   identity_providers: IdentityProvidersTable;
   user_identities: UserIdentitiesTable;
+  federated_sign_ins: FederatedSignInsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -572,6 +588,7 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type LocationRow = Selectable<LocationsTable>;
 export type IdentityProviderRow = Selectable<IdentityProvidersTable>;
 export type UserIdentityRow = Selectable<UserIdentitiesTable>;
+export type FederatedSignInRow = Selectable<FederatedSignInsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;

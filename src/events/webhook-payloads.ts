@@ -74,7 +74,12 @@ const DATA: Record<EventType, { summary: string; data: TSchema }> = {
     summary: 'A user registered, or staff or the service created one.',
     data: Type.Object({
       after: Type.Intersect([profile, Type.Object({ role: Type.String(), status: Type.String() })]),
-      method: Type.Optional(StringEnum(['email_code'], { description: 'Present when the account was made by signing in with an email code (API.md section 19); absent for a registration with a password.' })),
+      method: Type.Optional(
+        StringEnum(['email_code', 'federation'], {
+          description:
+            'Present when the account was made by signing in: with an email code (`email_code`, API.md section 19) or with another identity provider (`federation`, section 20); absent for a registration with a password.',
+        }),
+      ),
     }),
   },
   'user.updated': { summary: "A user's profile changed.", data: changed('email, email_verified, name and phone') },

@@ -35,3 +35,12 @@ export async function countIdentitiesOfProvider(trx: Transaction<Database>, prov
   const { count } = await trx.selectFrom('user_identities').select((eb) => eb.fn.countAll<string>().as('count')).where('provider_id', '=', providerId).executeTakeFirstOrThrow();
   return Number(count);
 }
+
+/** The identity (provider, `sub`), locked, with its user: a known identity signs its user in. */
+export function lockIdentityBySubject(trx: Transaction<Database>, providerId: string, subject: string): Promise<UserIdentityRow | undefined> {
+  return trx.selectFrom('user_identities').selectAll().where('provider_id', '=', providerId).where('subject', '=', subject).forUpdate().executeTakeFirst();
+}
+
+export async function markIdentityUsed(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx.updateTable('user_identities').set({ last_used_at: new Date() }).where('id', '=', id).execute();
+}

@@ -64,3 +64,19 @@ export function claimProviderDueForDiscovery(db: Kysely<Database>, triedBefore: 
 export async function storeRereadDiscovery(db: Kysely<Database>, id: string, issuer: string, document: Record<string, unknown>): Promise<void> {
   await db.updateTable('identity_providers').set({ discovery: JSON.stringify(document), discovered_at: new Date() }).where('id', '=', id).where('issuer', '=', issuer).execute();
 }
+
+/** An enabled provider by id (a sign-in's start and callback): a disabled or deleted one is none. */
+export function enabledProviderById(db: Kysely<Database>, id: string): Promise<IdentityProviderRow | undefined> {
+  return db.selectFrom('identity_providers').selectAll().where('id', '=', id).where('enabled', '=', true).executeTakeFirst();
+}
+
+/** The buttons of the sign-in page: each enabled provider's id, label and authorization endpoint (from its discovery document), by label. */
+export function enabledProviderButtons(db: Kysely<Database>): Promise<{ id: string; button_label: string; authorization_endpoint: string | null }[]> {
+  return db
+    .selectFrom('identity_providers')
+    .select(['id', 'button_label', sql<string | null>`discovery ->> 'authorization_endpoint'`.as('authorization_endpoint')])
+    .where('enabled', '=', true)
+    .orderBy(sql`lower(button_label)`)
+    .orderBy('id')
+    .execute();
+}

@@ -65,6 +65,7 @@ const SESSION_START: Record<FirstFactor, Record<ProofMethod, SessionStart>> = {
   pwd: { otp: { amr: ['pwd', 'otp', 'mfa'] }, hwk: { amr: ['pwd', 'hwk', 'mfa'] }, recovery_code: { amr: ['pwd', 'mfa'] } },
   email: { otp: { amr: ['email', 'otp', 'mfa'] }, hwk: { amr: ['email', 'hwk', 'mfa'] }, recovery_code: { amr: ['email', 'mfa'] } },
   hwk: { otp: { amr: ['hwk', 'otp', 'mfa'] }, hwk: { amr: ['hwk', 'mfa'] }, recovery_code: { amr: ['hwk', 'mfa'] } },
+  fed: { otp: { amr: ['fed', 'otp', 'mfa'] }, hwk: { amr: ['fed', 'hwk', 'mfa'] }, recovery_code: { amr: ['fed', 'mfa'] } },
 };
 
 /** The user a live login token names (before any limit is spent): what the rate limits count by. */

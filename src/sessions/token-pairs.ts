@@ -66,9 +66,12 @@ export const clientOf = (request: { headers: { 'user-agent'?: string | undefined
 export type SessionStart =
   | { amr: ['pwd'] | ['email'] }
   | { amr: ['pwd' | 'email', 'otp' | 'hwk', 'mfa'] | ['pwd' | 'email', 'mfa'] }
-  | { amr: ['hwk'] | ['hwk', 'mfa'] | ['hwk', 'otp', 'mfa'] };
+  | { amr: ['hwk'] | ['hwk', 'mfa'] | ['hwk', 'otp', 'mfa'] }
+  // Another identity provider's sign-in (API.md section 20), alone or followed by a second factor.
+  | { amr: ['fed'] | ['fed', 'otp' | 'hwk', 'mfa'] | ['fed', 'mfa'] };
 export const PASSWORD_ONLY: SessionStart = { amr: ['pwd'] };
 export const EMAIL_CODE_ONLY: SessionStart = { amr: ['email'] };
+export const FEDERATED_ONLY: SessionStart = { amr: ['fed'] };
 
 /** How a session other than a plain login starts (API.md section 18). */
 export interface SessionOptions {

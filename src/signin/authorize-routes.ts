@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-service.js';
@@ -18,6 +18,7 @@ import type { SecondFactorProof } from '../mfa/second-factor-check.js';
 import { emailCodeSettingsOf, requestEmailCode, type PageBrowser } from '../users/email-code-service.js';
 import { hashPassword } from '../sessions/passwords.js';
 import { signOut } from '../users/sign-out-service.js';
+import { callbackUrlOf, providerButtons, startFederatedSignIn } from '../federation/federated-signin-service.js';
 import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
 import { BrowserCookies } from './browser-cookies.js';
 import { CsrfTokens } from './csrf-tokens.js';
@@ -96,6 +97,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   // Codes to mail once the reply has gone, as POST /api/auth/email-code does: a known address must not answer slower.
   const codesToSend = new WeakMap<FastifyRequest, { email: string; locale: PageLocale; browser: PageBrowser }>();
   const codeMinutes = Math.round(config.emailCodeTtlSeconds / 60);
+  // The query a provider's callback carries on with (the one its attempt kept): its pages post to /oauth/authorize with it, not to the callback's URL.
+  const carriedQueries = new WeakMap<FastifyRequest, string>();
+  const pageQueryOf = (request: FastifyRequest) => carriedQueries.get(request) ?? queryOf(request.url);
 
   /**
    * Spends the address-and-email budget of POST /api/auth/email-code for a code a page mails;
@@ -143,7 +147,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
 
   /** Reads the request; answers its faults (a page, or a redirect) and returns undefined then. */
   async function authorizationOf(db: Kysely<Database>, request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
-    const query = queryParameters(request.url);
+    const query = queryParameters(pageQueryOf(request));
     const client = await appOf(db, query);
     const read = readAuthorizationRequest(query, client);
     if ('request' in read) return read.request;
@@ -156,7 +160,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   }
 
   const pageContext = (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): PageContext => {
-    const query = queryOf(request.url);
+    const query = pageQueryOf(request);
     return {
       locale: localeOf(request, authorization.uiLocales),
       brand,
@@ -169,13 +173,17 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     };
   };
   /** A page of this request: images only of the brand and the app, and its posts may end at the app's redirect URI. */
-  const requestPolicy = (authorization: AuthorizationRequest) =>
-    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri] });
+  const requestPolicy = (authorization: AuthorizationRequest, otherFormTargets: string[] = []) =>
+    pagePolicy({ imageUrls: [config.signinLogoUrl, authorization.client.logo_uri ?? undefined], formTargets: [authorization.redirectUri, ...otherFormTargets] });
 
   /** The sign-in page; its password stage offers a passkey too, with a new challenge each time it is shown. */
   async function showSignIn(request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, status: number, page: SignInPage) {
-    const webauthnOptions = passkeys && page.stage === 'password' ? await attempts.passkeyOptions((await request.access.anyone()).db, request) : undefined;
-    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions }), requestPolicy(authorization));
+    const { db } = await request.access.anyone();
+    const webauthnOptions = passkeys && page.stage === 'password' ? await attempts.passkeyOptions(db, request) : undefined;
+    const providers = page.stage === 'password' ? await providerButtons(db) : undefined;
+    // A provider's button is a post answered by a redirect to the provider: its origin is a form target too.
+    const providerTargets = (providers ?? []).flatMap((provider) => (provider.authorizationEndpoint ? [provider.authorizationEndpoint] : []));
+    return sendPage(reply, status, signInPage(pageContext(request, reply, authorization), { ...page, webauthnOptions, providers }), requestPolicy(authorization, providerTargets));
   }
 
   /**
@@ -217,7 +225,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
     return redirectTo(reply, replyUri(authorization.redirectUri, { code, state: authorization.state, iss: config.jwtIssuer }));
   }
 
-  const attempts = new SignInAttempts({ config, rateLimiter: app.rateLimiter, accountMail: app.accountMail, mfaSettings: mfaSettingsOf(config, app.secretsAtRest), tokenIssuer });
+  const attempts = new SignInAttempts({ config, rateLimiter: app.rateLimiter, accountMail: app.accountMail, mfaSettings: mfaSettingsOf(config, app.secretsAtRest), tokenIssuer, secrets: app.secretsAtRest });
 
   /**
    * The browser's new sign-in session goes into its cookie. The one the cookie named before (a
@@ -359,7 +367,13 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` ' +
           'does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes ' +
           'the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; ' +
-          'when the email already had an account, the code signs in to that one and the name and password given are dropped.',
+          'when the email already had an account, the code signs in to that one and the name and password given are dropped. ' +
+          '`provider` (`provider_id`; API.md section 20): the sign-in page shows a button for each enabled identity provider, each ' +
+          'its own form posting `action=provider` with `provider_id` and `csrf_token` (a post, not a link, so another site cannot ' +
+          'start one). The attempt (its `state` hash, `nonce`, PKCE verifier, the hash of the browser\'s CSRF token and this ' +
+          "request's query) is kept 10 minutes in the database and the answer is a 303 to the provider's authorization endpoint " +
+          '(code flow, PKCE S256, `state`, `nonce`, redirect URI GET /oauth/callback/{provider id}); an unknown or disabled provider ' +
+          'is the 400 error page.',
         querystring: AuthorizeQuery,
         consumes: [FORM],
         body: AuthorizeForm,
@@ -448,11 +462,72 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           }
           return grant(db, reply, authorization, session);
         }
+        case 'provider': {
+          // The button of an identity provider (API.md section 20): the attempt is kept in the database, bound to this browser, and the browser sent to the provider.
+          const providerUrl = await startFederatedSignIn(db, app.secretsAtRest, { providerId: form.provider_id ?? '', browserHash: browserHashOf(form), authorizationQuery: queryOf(request.url), publicUrl: config.publicUrl });
+          if (!providerUrl) return sendError(reply, 400, localeOf(request, authorization.uiLocales), { key: 'error.federationFailed' });
+          return redirectTo(reply, providerUrl.href);
+        }
         case 'deny':
           return redirectError(reply, { redirectUri: authorization.redirectUri, state: authorization.state, error: 'access_denied', description: 'The user did not allow the app.' });
         default:
           return showSignIn(request, reply, authorization, 400, { stage: 'password', email: email || (authorization.loginHint ?? '') });
       }
+    },
+  );
+  app.get(
+    '/oauth/callback/:providerId',
+    {
+      config: { access: PUBLIC, noStore: true },
+      exposeHeadRoute: false,
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'federatedSignInCallback',
+        tags: ['auth'],
+        security: [],
+        summary: "An identity provider's callback: the end of a sign-in with another provider",
+        description:
+          'The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. ' +
+          "The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST " +
+          '/oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this ' +
+          "provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed " +
+          'callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the ' +
+          "provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in " +
+          '(`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on ' +
+          'carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. ' +
+          'Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that ' +
+          'does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could ' +
+          'be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists.',
+        params: Type.Object({ providerId: Type.String({ description: 'The identity provider id.' }) }),
+        querystring: Type.Object({
+          code: Type.Optional(Type.String()),
+          state: Type.Optional(Type.String()),
+          iss: Type.Optional(Type.String()),
+          error: Type.Optional(Type.String()),
+          error_description: Type.Optional(Type.String()),
+        }),
+        produces: ['text/html'],
+        response: {
+          200: HtmlPage('The consent page or the second-factor page of the authorization request the sign-in carries on.'),
+          303: REDIRECT_303,
+          400: HtmlPage('The error page: the sign-in with the provider failed; nobody is signed in.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const anyone = await request.access.anyone();
+      const { db } = anyone;
+      const { providerId } = request.params as { providerId: string };
+      const failed = () => sendError(reply, 400, localeOf(request), { key: 'error.federationFailed' });
+      const browserToken = csrf.browserToken(request);
+      if (!browserToken) return failed();
+      const currentUrl = new URL(`${callbackUrlOf(config.publicUrl, encodeURIComponent(providerId))}${queryOf(request.url)}`);
+      const { outcome, authorizationQuery } = await attempts.federated(db, request, { providerId, currentUrl, browserHash: hashBrowserSecret(browserToken) });
+      if ('error' in outcome || authorizationQuery === undefined) return failed();
+      carriedQueries.set(request, authorizationQuery);
+      const authorization = await authorizationOf(db, request, reply);
+      if (!authorization) return reply;
+      return afterFirstFactor(anyone, request, reply, authorization, outcome, { stage: 'password', email: '' });
     },
   );
 };

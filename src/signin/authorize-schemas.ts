@@ -25,7 +25,7 @@ export const AuthorizeQuery = Type.Object({
 /** The fields of the hosted pages' forms (API.md section 18). */
 export const AuthorizeForm = Type.Object(
   {
-    action: text('The button pressed: `password`, `send_code`, `email_code`, `passkey`, `totp`, `recovery_code`, `create`, `allow`, `deny`.', ['password']),
+    action: text('The button pressed: `password`, `send_code`, `email_code`, `passkey`, `totp`, `recovery_code`, `create`, `allow`, `deny`, `provider`.', ['password']),
     csrf_token: text("The form's CSRF token (from the page; bound to the browser by a cookie)."),
     email: text('The email (`password`, `send_code`, `email_code`).'),
     password: text('The password (`password`), or the new one (`create`).'),
@@ -33,6 +33,7 @@ export const AuthorizeForm = Type.Object(
     code: text('The 6-digit code of the email (`email_code`) or of the authenticator app (`totp`).'),
     recovery_code: text('A recovery code (`recovery_code`).'),
     webauthn: text("The JSON of a passkey's assertion (AuthenticationResponseJSON) answering the page's `data-webauthn-options` (`passkey`)."),
+    provider_id: text("The identity provider whose button was pressed (`provider`): the browser is sent to its authorization endpoint (API.md section 20)."),
     step: text('`second_factor` on the second-factor page\'s passkey form: the assertion proves the second factor of the login under way, not a first sign-in.', ['second_factor']),
   },
   { examples: [{ action: 'password', csrf_token: 'Zq3t0Jx2Vw8yR1uK5mN7pQ9sT4vX6zA2bC8dE0fG1hI', email: 'ada@example.com', password: 'correct-horse-battery' }] },

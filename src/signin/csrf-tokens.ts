@@ -28,6 +28,12 @@ export class CsrfTokens {
     return token;
   }
 
+  /** The browser's token as its cookie holds it (a GET that must know the browser: a provider's callback), when it has a well-formed one. */
+  browserToken(request: FastifyRequest): string | undefined {
+    const token = this.cookies.read(request, CSRF_COOKIE);
+    return token !== undefined && TOKEN_PATTERN.test(token) ? token : undefined;
+  }
+
   /** Whether a form post carries the token of the browser that sent it, from a page of this site. */
   postIsGenuine(request: FastifyRequest, formToken: unknown): boolean {
     if (request.headers['sec-fetch-site'] === 'cross-site') return false;

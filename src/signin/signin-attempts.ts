@@ -4,6 +4,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { logInWithEmailCode } from '../auth/email-code-login-service.js';
 import { logIn } from '../auth/login-service.js';
+import { finishFederatedSignIn } from '../federation/federated-signin-service.js';
+import type { SecretsAtRest } from '../sessions/secrets-at-rest.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/tables.js';
 import { contextOf } from '../events/event-recorder.js';
@@ -69,7 +71,7 @@ export function refusalOf(error: unknown): Refusal {
  */
 export class SignInAttempts {
   constructor(
-    private readonly settings: { config: Config; rateLimiter: RateLimiter; accountMail: MailSettings; mfaSettings: MfaSettings; tokenIssuer: TokenIssuer },
+    private readonly settings: { config: Config; rateLimiter: RateLimiter; accountMail: MailSettings; mfaSettings: MfaSettings; tokenIssuer: TokenIssuer; secrets: SecretsAtRest },
   ) {}
 
   /** The options of the sign-in session a sign-in on these pages starts, beside its cookie's secret. */
@@ -142,6 +144,34 @@ export class SignInAttempts {
       if (error instanceof AppError && error.code === 'invalid_mfa_code') return failed;
       return refusalOf(error);
     }
+  }
+
+  /**
+   * A sign-in with another identity provider, at its callback (API.md section 20): the session,
+   * or the second step for a user with a second factor; every failure is one refusal, the error
+   * page's, that never says whether an account exists. With the authorization request's query
+   * the attempt kept, when the callback found its attempt.
+   */
+  async federated(
+    db: Kysely<Database>,
+    request: FastifyRequest,
+    callback: { providerId: string; currentUrl: URL; browserHash: string },
+  ): Promise<{ outcome: SignedIn | Refusal | { secondStep: SecondStep }; authorizationQuery?: string }> {
+    const { config, accountMail, tokenIssuer, secrets } = this.settings;
+    const started = this.newSigninSession();
+    const finish = await finishFederatedSignIn(
+      db,
+      tokenIssuer,
+      { secrets, publicUrl: config.publicUrl, registrationOpen: config.allowRegistration, mail: accountMail },
+      callback,
+      clientOf(request),
+      contextOf(request),
+      started.options,
+    );
+    const { authorizationQuery } = finish;
+    if ('refusal' in finish) return { outcome: { status: 400, error: { key: 'error.federationFailed' } }, authorizationQuery };
+    if ('secondStep' in finish) return { outcome: { secondStep: finish.secondStep }, authorizationQuery };
+    return { outcome: { session: finish.session, secret: started.secret }, authorizationQuery };
   }
 
   /**

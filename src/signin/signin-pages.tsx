@@ -33,6 +33,8 @@ export interface SignInPage {
   notice?: PageMessage;
   /** The JSON of a passkey sign-in's request options; none, no passkey on the page. */
   webauthnOptions?: string;
+  /** The enabled identity providers (API.md section 20), a button each on the password stage. */
+  providers?: { id: string; label: string }[];
 }
 
 /**
@@ -98,6 +100,21 @@ export function signInPage(context: PageContext, page: SignInPage): string {
             </>
           )}
         </form>
+        {page.stage === 'password' && page.providers && page.providers.length > 0 && (
+          // A form per provider, posting `action=provider` with its id and the CSRF token: a link (a GET) could be followed by another site, and the start writes a row.
+          <section class="stack" aria-label={message(locale, 'signIn.orWith')}>
+            <p>{message(locale, 'signIn.orWith')}</p>
+            {page.providers.map((provider) => (
+              <form method="post" action={context.formAction}>
+                <input type="hidden" name="csrf_token" value={context.csrfToken} />
+                <input type="hidden" name="provider_id" value={provider.id} />
+                <button type="submit" name="action" value="provider">
+                  {provider.label}
+                </button>
+              </form>
+            ))}
+          </section>
+        )}
         {passkey && <script src="/oauth/assets/passkey.js" defer />}
       </>
     ),

@@ -92,7 +92,7 @@ export interface NewUser {
   /** argon2id, hashed before the transaction (passwords.ts); null for an account without a password. */
   passwordHash: string | null;
   /** How the account was made, recorded in user.registered when it is not a password's way (an email code). */
-  method?: 'email_code';
+  method?: 'email_code' | 'federation';
   name: string;
   phone?: string | null | undefined;
   role: Role;
