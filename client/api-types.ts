@@ -2101,11 +2101,33 @@ export interface paths {
         put?: never;
         /**
          * The hosted pages' forms: sign in (password, code or passkey), send a code, allow or deny
-         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`) or, for a user with a passkey, `passkey` with `step=second_factor` (`webauthn`: the assertion answering the challenge in that page's `data-webauthn-options`, for the user's passkeys, tied to the login), counted as POST /api/auth/login/mfa counts them (a wrong code or assertion shows the page again, 400, with the methods it had). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; when the email already had an account, the code signs in to that one and the name and password given are dropped.
+         * @description The forms of the pages GET /oauth/authorize shows post here, to the same URL (its query is the authorization request, read again as the GET reads it), as application/x-www-form-urlencoded. `action` is the button pressed: `password` (`email`, `password`), `send_code` (`email`: a 6-digit code is mailed as POST /api/auth/email-code does, and the page asks for it), `email_code` (`email`, `code`), `passkey` (`webauthn`: the JSON of the assertion, an AuthenticationResponseJSON answering the challenge of the sign-in page's `data-webauthn-options`, which its script /oauth/assets/passkey.js gets from the browser; checked as POST /api/auth/login/passkey checks it, on that route's per-address budget; a user-verified passkey is two factors, one without user verification asks a user with an authenticator app for its code; any refusal is one message, 400), `allow` or `deny` (the consent page). Every post carries `csrf_token`, the token of the form, bound to the browser by a cookie; a post without it, with a wrong one, or one the browser marks cross-site, is a 403 page and changes nothing. Wrong credentials show the page again with one message that never says whether the email has an account (400), and count toward LOGIN_RATE_LIMIT and LOGIN_ACCOUNT_FAILURE_LIMIT exactly as the API's logins do (429 page past them). A right one starts the sign-in session (cookie `shop_sid`, `__Host-` prefixed and Secure unless PUBLIC_URL is http on a loopback host; HttpOnly, SameSite=Lax, Path=/; SIGNIN_SESSION_TTL), then shows the consent page or answers 303 with the code. `allow` records the consent (`user.app_authorized`) and answers 303 with the code; `deny` answers 303 with `access_denied`. A user with a second factor gets the second-factor page instead of a session (its mfa_token kept 5 minutes in an HttpOnly cookie `shop_mfa`): `totp` (`code`) or `recovery_code` (`recovery_code`) or, for a user with a passkey, `passkey` with `step=second_factor` (`webauthn`: the assertion answering the challenge in that page's `data-webauthn-options`, for the user's passkeys, tied to the login), counted as POST /api/auth/login/mfa counts them (a wrong code or assertion shows the page again, 400, with the methods it had). `create` (`name`, `email`, `password`; ALLOW_REGISTRATION on, else 403) makes no account at once, so that the page never tells whether the email has one: it mails a code as `send_code` does (the same budget) and shows the code field, saying the same to every email. The code, posted with `email_code`, makes the account (role `user`, the name and password given, the email verified by the code, `user.registered`) and signs it in; when the email already had an account, the code signs in to that one and the name and password given are dropped. `provider` (`provider_id`; API.md section 20): the sign-in page shows a button for each enabled identity provider, each its own form posting `action=provider` with `provider_id` and `csrf_token` (a post, not a link, so another site cannot start one). The attempt (its `state` hash, `nonce`, PKCE verifier, the hash of the browser's CSRF token and this request's query) is kept 10 minutes in the database and the answer is a 303 to the provider's authorization endpoint (code flow, PKCE S256, `state`, `nonce`, redirect URI GET /oauth/callback/{provider id}); an unknown or disabled provider is the 400 error page.
          *
          *     No token needed.
          */
         post: operations["authorizeForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/callback/{providerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An identity provider's callback: the end of a sign-in with another provider
+         * @description The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST /oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in (`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists.
+         *
+         *     No token needed.
+         */
+        get: operations["federatedSignInCallback"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2231,10 +2253,10 @@ export interface webhooks {
                                 status: string;
                             };
                             /**
-                             * @description Present when the account was made by signing in with an email code (API.md section 19); absent for a registration with a password.
+                             * @description Present when the account was made by signing in: with an email code (`email_code`, API.md section 19) or with another identity provider (`federation`, section 20); absent for a registration with a password.
                              * @enum {string}
                              */
-                            method?: "email_code";
+                            method?: "email_code" | "federation";
                         };
                     };
                 };
@@ -20968,7 +20990,7 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /**
-                     * @description The button pressed: `password`, `send_code`, `email_code`, `passkey`, `totp`, `recovery_code`, `create`, `allow`, `deny`.
+                     * @description The button pressed: `password`, `send_code`, `email_code`, `passkey`, `totp`, `recovery_code`, `create`, `allow`, `deny`, `provider`.
                      * @example password
                      */
                     action?: string;
@@ -20986,6 +21008,8 @@ export interface operations {
                     recovery_code?: string;
                     /** @description The JSON of a passkey's assertion (AuthenticationResponseJSON) answering the page's `data-webauthn-options` (`passkey`). */
                     webauthn?: string;
+                    /** @description The identity provider whose button was pressed (`provider`): the browser is sent to its authorization endpoint (API.md section 20). */
+                    provider_id?: string;
                     /**
                      * @description `second_factor` on the second-factor page's passkey form: the assertion proves the second factor of the login under way, not a first sign-in.
                      * @example second_factor
@@ -21038,6 +21062,55 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget refills. */
                     "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    federatedSignInCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The identity provider id. */
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent page or the second-factor page of the authorization request the sign-in carries on. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the app's redirect URI: with `code`, `state` and `iss`, or with `error`, `error_description`, `state` and `iss`. */
+            303: {
+                headers: {
+                    /** @description The redirect URI with the reply in its query. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description The error page: the sign-in with the provider failed; nobody is signed in. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            400: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -21444,7 +21517,7 @@ export const pathsOauthIntrospectPostResponses200ContentApplicationJsonToken_typ
 export const pathsOauthLogoutPostRequestBodyContentApplicationXWwwFormUrlencodedActionValues: ReadonlyArray<FlattenedDeepRequired<paths>["/oauth/logout"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["action"]> = ["logout"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
-export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonDataMethodValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["data"]["method"]> = ["email_code"];
+export const webhooksUserRegisteredPostRequestBodyContentApplicationJsonDataMethodValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.registered"]["post"]["requestBody"]["content"]["application/json"]["data"]["method"]> = ["email_code", "federation"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];
 export const webhooksUserUpdatedPostRequestBodyContentApplicationJsonSubject_typeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.updated"]["post"]["requestBody"]["content"]["application/json"]["subject_type"]> = ["user", "variant", "reservation", "webhook", "signing_key", "client", "import", "location", "identity_provider"];
 export const webhooksUserEmail_verifiedPostRequestBodyContentApplicationJsonActor_typeAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<webhooks>["user.email_verified"]["post"]["requestBody"]["content"]["application/json"]["actor_type"]> = ["user", "client"];

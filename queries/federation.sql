@@ -68,6 +68,15 @@ update "identity_providers" set "discovery_attempted_at" = $1
 update "identity_providers" set "discovery" = $1, "discovered_at" = $2
   where "id" = $3 and "issuer" = $4;
 
+-- src/federation/provider-repository.ts: enabledProviderById('00000000-0000-4000-8000-000000000017')
+select * from "identity_providers" where "id" = $1 and "enabled" = $2;
+
+-- src/federation/provider-repository.ts: enabledProviderButtons()
+select "id", "button_label", discovery ->> 'authorization_endpoint' as "authorization_endpoint"
+  from "identity_providers"
+  where "enabled" = $1
+  order by lower(button_label), "id";
+
 -- src/federation/identity-repository.ts: identitiesOfUser('00000000-0000-4000-8000-000000000001')
 select "user_identities"."id", "user_identities"."provider_id", "identity_providers"."name" as "provider_name", "user_identities"."email", "user_identities"."linked_at", "user_identities"."last_used_at"
   from "user_identities"
@@ -87,3 +96,20 @@ delete from "user_identities" where "user_id" = $1;
 
 -- src/federation/identity-repository.ts: countIdentitiesOfProvider('00000000-0000-4000-8000-000000000017')
 select count(*) as "count" from "user_identities" where "provider_id" = $1;
+
+-- src/federation/identity-repository.ts: lockIdentityBySubject('00000000-0000-4000-8000-000000000017', 'a-sub')
+select * from "user_identities" where "provider_id" = $1 and "subject" = $2 for update;
+
+-- src/federation/identity-repository.ts: markIdentityUsed('00000000-0000-4000-8000-000000000018')
+update "user_identities" set "last_used_at" = $1 where "id" = $2;
+
+-- src/federation/federated-signin-repository.ts: insertFederatedSignIn({ id: '00000000-0000-4000-8000-000000000099', provider_id: '00000000-0000-4000-8000-000000000017', state_hash: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', nonce: 'a-nonce', code_verifier: 'a-verifier', browser_hash: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', authorization_query: '?client_id=app', created_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-01-01T00:00:00.000Z' })
+insert into "federated_sign_ins" ("id", "provider_id", "state_hash", "nonce", "code_verifier", "browser_hash", "authorization_query", "created_at", "expires_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- src/federation/federated-signin-repository.ts: spendFederatedSignIn({ stateHash: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', providerId: '00000000-0000-4000-8000-000000000017', browserHash: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' })
+update "federated_sign_ins" set "used_at" = $1
+  where "state_hash" = $2 and "provider_id" = $3 and "browser_hash" = $4 and "used_at" is null and "expires_at" > $5
+  returning *;
+
+-- src/federation/federated-signin-repository.ts: deleteStaleFederatedSignIns('2026-01-01T00:00:00.000Z')
+delete from "federated_sign_ins" where "expires_at" < $1;
