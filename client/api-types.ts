@@ -1894,6 +1894,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/profile/connectable-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity providers the caller may connect
+         * @description Each enabled identity provider by id, name and button label: what the profile offers to connect (POST /api/users/profile/identities/connect).
+         *
+         *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        get: operations["listConnectableProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/profile/identities/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start connecting an identity at another provider to the caller
+         * @description The start of the profile's "Connect" (API.md section 20). Answers the provider's authorization URL (code flow, PKCE S256, `state`, `nonce`) for the browser to open; the attempt lives 10 minutes, is bound to the browser that made this call (the hosted pages' CSRF cookie, set on this reply when the browser has none, so call it from the browser, with its cookies) and to the calling session. The callback (GET /oauth/callback/{provider id}) then links the identity to the caller, records `user.identity_linked`, and answers 303 to `/admin/#/profile?connected={provider id}`; it links nothing when the session has ended meanwhile or the identity belongs to another user (the error page). No email is compared and no role is excluded: the caller proved the account by signing in. 404 for a provider that is not there or is disabled. Only while the authorization server is on (the callback is one of its pages).
+         *
+         *     Who: any user; users only (API clients are refused). Step-up: a user with a second factor must have verified it in this session within MFA_STEP_UP_MAX_AGE seconds (else 403 `step_up_required`). An app's token (an app signing a user in) is refused: only a direct sign-in's.
+         */
+        post: operations["connectMyIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/oauth/token": {
         parameters: {
             query?: never;
@@ -2121,13 +2165,19 @@ export interface paths {
         };
         /**
          * An identity provider's callback: the end of a sign-in with another provider
-         * @description The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST /oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in (`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists.
+         * @description The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST /oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in (`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists. An attempt started by POST /api/users/profile/identities/connect links the identity to that signed-in user instead (while the session that started it is live; an identity linked to another user is refused) and answers 303 to the console's profile (`/admin/#/profile?connected={provider id}`); its failures are the error page with their own message.
          *
          *     No token needed.
          */
         get: operations["federatedSignInCallback"];
         put?: never;
-        post?: never;
+        /**
+         * An identity provider's callback as a form post (Apple)
+         * @description Apple answers with `response_mode=form_post` (the service asks for it from a provider with Apple's key): the browser posts `code`, `state` (and `iss`, or an `error`) here from the provider's page. That cross-site post carries none of the browser's SameSite=Lax cookies, which bind the attempt to the browser, so it is answered with a 303 to GET /oauth/callback/{provider id} with those fields in the query, a top-level GET that carries them; that GET does everything. Other fields (Apple's `user`) are dropped: the ID token is what counts.
+         *
+         *     No token needed.
+         */
+        post: operations["federatedSignInFormPostCallback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -19680,6 +19730,196 @@ export interface operations {
             };
         };
     };
+    listConnectableProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every enabled provider, by label; not paged. */
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The provider's name. */
+                            name: string;
+                            /** @description What its button says ("Continue with Google"). */
+                            button_label: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    connectMyIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The identity provider to connect.
+                     */
+                    provider_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description The provider's authorization URL: open it in the browser that made this call.
+                         */
+                        authorization_url: string;
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     oauthToken: {
         parameters: {
             query?: never;
@@ -21115,6 +21355,41 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    federatedSignInFormPostCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identity provider id. */
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    code?: string;
+                    state?: string;
+                    iss?: string;
+                    error?: string;
+                    error_description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the app's redirect URI: with `code`, `state` and `iss`, or with `error`, `error_description`, `state` and `iss`. */
+            303: {
+                headers: {
+                    /** @description The redirect URI with the reply in its query. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
         };

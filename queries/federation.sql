@@ -77,6 +77,12 @@ select "id", "button_label", discovery ->> 'authorization_endpoint' as "authoriz
   where "enabled" = $1
   order by lower(button_label), "id";
 
+-- src/federation/provider-repository.ts: connectableProviders()
+select "id", "name", "button_label"
+  from "identity_providers"
+  where "enabled" = $1
+  order by lower(button_label), "id";
+
 -- src/federation/identity-repository.ts: identitiesOfUser('00000000-0000-4000-8000-000000000001')
 select "user_identities"."id", "user_identities"."provider_id", "identity_providers"."name" as "provider_name", "user_identities"."email", "user_identities"."linked_at", "user_identities"."last_used_at"
   from "user_identities"
@@ -96,6 +102,9 @@ delete from "user_identities" where "user_id" = $1;
 
 -- src/federation/identity-repository.ts: countIdentitiesOfProvider('00000000-0000-4000-8000-000000000017')
 select count(*) as "count" from "user_identities" where "provider_id" = $1;
+
+-- src/federation/identity-repository.ts: lockIdentitySubject('00000000-0000-4000-8000-000000000017', 'a-sub')
+select pg_advisory_xact_lock(hashtextextended($1, 0));
 
 -- src/federation/identity-repository.ts: lockIdentityBySubject('00000000-0000-4000-8000-000000000017', 'a-sub')
 select * from "user_identities" where "provider_id" = $1 and "subject" = $2 for update;

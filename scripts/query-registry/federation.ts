@@ -34,6 +34,7 @@ export const federation: RepositoryFile[] = [
       storeRereadDiscovery: call(providerRepository.storeRereadDiscovery, SAMPLE.providerId, 'https://accounts.google.com', { issuer: 'https://accounts.google.com' }),
       enabledProviderById: call(providerRepository.enabledProviderById, SAMPLE.providerId),
       enabledProviderButtons: call(providerRepository.enabledProviderButtons),
+      connectableProviders: call(providerRepository.connectableProviders),
     },
   },
   {
@@ -45,6 +46,7 @@ export const federation: RepositoryFile[] = [
       deleteIdentityOfUser: call(identityRepository.deleteIdentityOfUser, SAMPLE.userId, SAMPLE.identityId),
       deleteIdentitiesOfUser: call(identityRepository.deleteIdentitiesOfUser, SAMPLE.userId),
       countIdentitiesOfProvider: call(identityRepository.countIdentitiesOfProvider, SAMPLE.providerId),
+      lockIdentitySubject: call(identityRepository.lockIdentitySubject, SAMPLE.providerId, 'a-sub'),
       lockIdentityBySubject: call(identityRepository.lockIdentityBySubject, SAMPLE.providerId, 'a-sub'),
       markIdentityUsed: call(identityRepository.markIdentityUsed, SAMPLE.identityId),
     },

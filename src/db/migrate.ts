@@ -34,6 +34,7 @@ import { availableAtInactiveLocations } from './migrations/0036-available-at-ina
 import { emailCodeSignups } from './migrations/0038-email-code-signups.js';
 import { identityProviders } from './migrations/0039-identity-providers.js';
 import { federatedSignIns } from './migrations/0041-federated-sign-ins.js';
+import { identityConnections } from './migrations/0042-identity-connections.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0038-email-code-signups': emailCodeSignups,
   '0039-identity-providers': identityProviders,
   '0041-federated-sign-ins': federatedSignIns,
+  '0042-identity-connections': identityConnections,
 };
 
 /**

@@ -138,6 +138,8 @@ export interface FederatedSignInsTable {
   browser_hash: string;
   authorization_query: string;
   linking_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The session that started a connection from the profile (migration 0042); the callback links only while it is live. */
+  linking_session_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
   used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import * as client from 'openid-client';
 import type { Database, SessionRow, UserRow } from '../db/tables.js';
 import { inTransaction } from '../db/transaction.js';
@@ -12,7 +12,8 @@ import type { MailSettings } from '../users/account-emails.js';
 import { createUser, findUserByEmail, findUserById } from '../users/user-service.js';
 import { deleteStaleFederatedSignIns, insertFederatedSignIn, spendFederatedSignIn } from './federated-signin-repository.js';
 import { linkIdentity } from './identity-service.js';
-import { lockIdentityBySubject, markIdentityUsed } from './identity-repository.js';
+import { connectIdentity } from './identity-connection.js';
+import { lockIdentityBySubject, lockIdentitySubject, markIdentityUsed } from './identity-repository.js';
 import { enabledProviderButtons, enabledProviderById } from './provider-repository.js';
 import { withOpenid } from './provider-credentials.js';
 import { providerConfiguration } from './provider-client.js';
@@ -43,7 +44,7 @@ const enabledProvider = (db: Kysely<Database>, providerId: string) => (UUID.test
 export async function startFederatedSignIn(
   db: Kysely<Database>,
   secrets: SecretsAtRest,
-  start: { providerId: string; browserHash: string; authorizationQuery: string; publicUrl: string },
+  start: { providerId: string; browserHash: string; authorizationQuery: string; publicUrl: string; linking?: SignedInConnection },
 ): Promise<URL | undefined> {
   const provider = await enabledProvider(db, start.providerId);
   if (!provider) return undefined;
@@ -59,6 +60,8 @@ export async function startFederatedSignIn(
     code_verifier: codeVerifier,
     browser_hash: start.browserHash,
     authorization_query: start.authorizationQuery,
+    linking_user_id: start.linking?.userId ?? null,
+    linking_session_id: start.linking?.sessionId ?? null,
     created_at: now,
     expires_at: new Date(now.getTime() + ATTEMPT_SECONDS * 1000),
   });
@@ -69,11 +72,19 @@ export async function startFederatedSignIn(
     nonce,
     code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
+    // Apple sends the name and email scopes' answer only as a form post (the callback's POST takes it).
+    ...(provider.apple_team_id ? { response_mode: 'form_post' } : {}),
   });
 }
 
+/** A signed-in user connecting a provider from the profile: the user and the session that pressed "Connect". */
+export interface SignedInConnection {
+  userId: string;
+  sessionId: string;
+}
+
 /** What the provider's validated ID token says of the person. */
-interface ProvidedIdentity {
+export interface ProvidedIdentity {
   subject: string;
   email: string | null;
   emailVerified: boolean;
@@ -87,7 +98,7 @@ export interface FederatedSettings {
   mail: MailSettings;
 }
 
-type Finish = { session: SessionRow } | { secondStep: SecondStep } | { refusal: FederatedRefusal };
+type Finish = { session: SessionRow } | { secondStep: SecondStep } | { refusal: FederatedRefusal } | { connected: true };
 
 /**
  * The callback (API.md section 20). The attempt its `state` names, for this provider, live and
@@ -96,7 +107,8 @@ type Finish = { session: SessionRow } | { secondStep: SecondStep } | { refusal: 
  * provider's `iss` parameter) and validates the ID token (signature by the provider's JWKS,
  * `iss`, `aud`, `exp`, `nonce`): none of it is done here. The identity's user is then found,
  * linked or made, and the sign-in ends as any other: the session, or the second step for a user
- * with a second factor. The provider's tokens are dropped.
+ * with a second factor. An attempt started by "Connect" from the profile links the identity to
+ * its signed-in user instead (`connected`), and signs nobody in. The provider's tokens are dropped.
  */
 export async function finishFederatedSignIn(
   db: Kysely<Database>,
@@ -106,13 +118,14 @@ export async function finishFederatedSignIn(
   clientDetails: ClientDetails,
   context: EventContext,
   sessionOptions: SessionOptions,
-): Promise<Finish & { authorizationQuery?: string }> {
+): Promise<Finish & { authorizationQuery?: string; connecting?: boolean }> {
   const state = callback.currentUrl.searchParams.get('state');
   if (!state || !UUID.test(callback.providerId)) return { refusal: 'attempt' };
   const attempt = await inTransaction(db, (trx) => spendFederatedSignIn(trx, { stateHash: sha256(state), providerId: callback.providerId, browserHash: callback.browserHash }));
   if (!attempt) return { refusal: 'attempt' };
   const provider = await enabledProvider(db, callback.providerId);
-  if (!provider) return { refusal: 'provider', authorizationQuery: attempt.authorization_query };
+  const connecting = attempt.linking_session_id !== null;
+  if (!provider) return { refusal: 'provider', authorizationQuery: attempt.authorization_query, connecting };
   let identity: ProvidedIdentity;
   try {
     const tokens = await client.authorizationCodeGrant(providerConfiguration(provider, settings.secrets), callback.currentUrl, {
@@ -122,7 +135,7 @@ export async function finishFederatedSignIn(
       idTokenExpected: true,
     });
     const claims = tokens.claims();
-    if (!claims) return { refusal: 'exchange', authorizationQuery: attempt.authorization_query };
+    if (!claims) return { refusal: 'exchange', authorizationQuery: attempt.authorization_query, connecting };
     identity = {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : null,
@@ -132,17 +145,20 @@ export async function finishFederatedSignIn(
     };
   } catch {
     // A code refused, an ID token that does not validate, an error from the provider, no answer in 10 s: all the same page.
-    return { refusal: 'exchange', authorizationQuery: attempt.authorization_query };
+    return { refusal: 'exchange', authorizationQuery: attempt.authorization_query, connecting };
+  }
+  if (attempt.linking_user_id !== null && attempt.linking_session_id !== null) {
+    const linking = { userId: attempt.linking_user_id, sessionId: attempt.linking_session_id };
+    const connected = await inTransaction(db, (trx) => connectIdentity(trx, linking, provider.id, identity, context));
+    return connected ? { connected: true, connecting: true } : { refusal: 'no_account', connecting: true };
   }
   const finish = await inTransaction(db, (trx) => signInIdentity(trx, issuer, settings, { ...provider, identity }, clientDetails, context, sessionOptions));
   return { ...finish, authorizationQuery: attempt.authorization_query };
 }
 
 /**
- * The identity's user (API.md section 20, "Linking"), under a transaction-level advisory lock on
- * (provider, `sub`): two first sign-ins of one new identity at once run one after the other, and
- * the second finds the identity the first linked, so one account is made. The unique
- * (provider_id, subject) stands behind it.
+ * The identity's user (API.md section 20, "Linking"), under the identity's advisory lock: two
+ * first sign-ins of one new identity at once make one account.
  */
 async function signInIdentity(
   trx: Transaction<Database>,
@@ -154,7 +170,7 @@ async function signInIdentity(
   sessionOptions: SessionOptions,
 ): Promise<Finish> {
   const { identity } = provider;
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`federation:${provider.id}:${identity.subject}`}, 0))`.execute(trx);
+  await lockIdentitySubject(trx, provider.id, identity.subject);
   const known = await lockIdentityBySubject(trx, provider.id, identity.subject);
   let user: UserRow | undefined;
   if (known) {

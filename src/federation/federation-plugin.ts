@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { DatabaseHandle } from '../db/database.js';
 import type { JobRunner } from '../jobs/job-runner.js';
+import { identityConnectRoutes } from './identity-connect-routes.js';
 import { identityRoutes } from './identity-routes.js';
 import { providerRoutes } from './provider-routes.js';
 import { IdentityProviderSchema } from './provider-schemas.js';
@@ -26,6 +27,8 @@ export const federationPlugin = fastifyPlugin(
     app.addSchema(IdentityProviderSchema);
     await app.register(providerRoutes, { prefix: '/api/identity-providers', secrets: app.secretsAtRest });
     await app.register(identityRoutes);
+    // "Connect" ends at a callback of the hosted pages, which exist only while the authorization server is on.
+    if (app.config.authorizationServer) await app.register(identityConnectRoutes);
     // A sign-in under way lives 10 minutes; its row is of no use after.
     options.jobs.add({ name: 'purge-federated-sign-ins', everyMs: PURGE_EVERY_MS, run: () => purgeFederatedSignIns(db) });
     options.jobs.add({ name: 'reread-provider-discovery', everyMs: REREAD_LOOK_EVERY_MS, run: () => rereadDueDiscoveries(db, app.log) });

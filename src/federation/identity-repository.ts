@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { Database, UserIdentitiesTable, UserIdentityRow } from '../db/tables.js';
 
 /** The user's identities, oldest link first, each with its provider's name (as the profile lists them). */
@@ -34,6 +34,16 @@ export async function deleteIdentitiesOfUser(trx: Transaction<Database>, userId:
 export async function countIdentitiesOfProvider(trx: Transaction<Database>, providerId: string): Promise<number> {
   const { count } = await trx.selectFrom('user_identities').select((eb) => eb.fn.countAll<string>().as('count')).where('provider_id', '=', providerId).executeTakeFirstOrThrow();
   return Number(count);
+}
+
+/**
+ * A transaction-level advisory lock on (provider, `sub`), taken before the identity is looked
+ * up: two first sign-ins (or connections) of one new identity at once run one after the other,
+ * and the second finds the identity the first linked. The unique (provider_id, subject) stands
+ * behind it.
+ */
+export async function lockIdentitySubject(trx: Transaction<Database>, providerId: string, subject: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`federation:${providerId}:${subject}`}, 0))`.execute(trx);
 }
 
 /** The identity (provider, `sub`), locked, with its user: a known identity signs its user in. */

@@ -80,3 +80,8 @@ export function enabledProviderButtons(db: Kysely<Database>): Promise<{ id: stri
     .orderBy('id')
     .execute();
 }
+
+/** The providers a signed-in user may connect (the profile's "Connect" buttons): each enabled one's id, name and label, by label. */
+export function connectableProviders(db: Kysely<Database>) {
+  return db.selectFrom('identity_providers').select(['id', 'name', 'button_label']).where('enabled', '=', true).orderBy(sql`lower(button_label)`).orderBy('id');
+}

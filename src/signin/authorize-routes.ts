@@ -20,11 +20,11 @@ import { hashPassword } from '../sessions/passwords.js';
 import { signOut } from '../users/sign-out-service.js';
 import { callbackUrlOf, providerButtons, startFederatedSignIn } from '../federation/federated-signin-service.js';
 import { queryOf, queryParameters, readAuthorizationRequest, replyUri, type AuthorizationRequest, type RedirectError } from './authorization-request.js';
-import { BrowserCookies } from './browser-cookies.js';
-import { CsrfTokens } from './csrf-tokens.js';
+import { BrowserCookies } from '../http/browser-cookies.js';
+import { CsrfTokens, hashBrowserToken } from '../http/csrf-tokens.js';
 import { chooseLocale, type PageLocale } from './page-locale.js';
 import { pagePolicy } from './page-policy.js';
-import { codeFor, consentMayStand, hashBrowserSecret, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
+import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signinSessionOf } from './signin-service.js';
 import { assertionOf, refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
@@ -72,7 +72,7 @@ function secondFactorProofOf(form: Record<string, string>): SecondFactorProof | 
  * any action): what ties a create-account page's pending name and password to the browser that
  * gave them.
  */
-const browserHashOf = (form: Record<string, string>): string => hashBrowserSecret(form.csrf_token ?? '');
+const browserHashOf = (form: Record<string, string>): string => hashBrowserToken(form.csrf_token ?? '');
 
 /** The form's fields, the first value of each (a browser sends each once). */
 function readForm(text: string): Record<string, string> {
@@ -497,7 +497,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. ' +
           'Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that ' +
           'does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could ' +
-          'be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists.',
+          'be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists. ' +
+          'An attempt started by POST /api/users/profile/identities/connect links the identity to that signed-in user instead ' +
+          "(while the session that started it is live; an identity linked to another user is refused) and answers 303 to the " +
+          "console's profile (`/admin/#/profile?connected={provider id}`); its failures are the error page with their own message.",
         params: Type.Object({ providerId: Type.String({ description: 'The identity provider id.' }) }),
         querystring: Type.Object({
           code: Type.Optional(Type.String()),
@@ -522,12 +525,55 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       const browserToken = csrf.browserToken(request);
       if (!browserToken) return failed();
       const currentUrl = new URL(`${callbackUrlOf(config.publicUrl, encodeURIComponent(providerId))}${queryOf(request.url)}`);
-      const { outcome, authorizationQuery } = await attempts.federated(db, request, { providerId, currentUrl, browserHash: hashBrowserSecret(browserToken) });
-      if ('error' in outcome || authorizationQuery === undefined) return failed();
+      const { outcome, authorizationQuery } = await attempts.federated(db, request, { providerId, currentUrl, browserHash: hashBrowserToken(browserToken) });
+      if ('error' in outcome) return sendError(reply, 400, localeOf(request), outcome.error);
+      // "Connect" from the profile: back to the console's profile, which lists the new identity.
+      if ('connected' in outcome) return redirectTo(reply, `${config.publicUrl}/admin/#/profile?connected=${encodeURIComponent(providerId)}`);
+      if (authorizationQuery === undefined) return failed();
       carriedQueries.set(request, authorizationQuery);
       const authorization = await authorizationOf(db, request, reply);
       if (!authorization) return reply;
       return afterFirstFactor(anyone, request, reply, authorization, outcome, { stage: 'password', email: '' });
+    },
+  );
+  app.post(
+    '/oauth/callback/:providerId',
+    {
+      config: { access: PUBLIC, noStore: true },
+      validatorCompiler: readsItsOwnInput,
+      schema: {
+        operationId: 'federatedSignInFormPostCallback',
+        tags: ['auth'],
+        security: [],
+        summary: "An identity provider's callback as a form post (Apple)",
+        description:
+          "Apple answers with `response_mode=form_post` (the service asks for it from a provider with Apple's key): the browser " +
+          'posts `code`, `state` (and `iss`, or an `error`) here from the provider\'s page. That cross-site post carries none of ' +
+          "the browser's SameSite=Lax cookies, which bind the attempt to the browser, so it is answered with a 303 to GET " +
+          '/oauth/callback/{provider id} with those fields in the query, a top-level GET that carries them; that GET does ' +
+          'everything. Other fields (Apple\'s `user`) are dropped: the ID token is what counts.',
+        params: Type.Object({ providerId: Type.String({ description: 'The identity provider id.' }) }),
+        consumes: [FORM],
+        body: Type.Object({
+          code: Type.Optional(Type.String()),
+          state: Type.Optional(Type.String()),
+          iss: Type.Optional(Type.String()),
+          error: Type.Optional(Type.String()),
+          error_description: Type.Optional(Type.String()),
+        }),
+        response: { 303: REDIRECT_303 },
+      },
+    },
+    async (request, reply) => {
+      await request.access.anyone();
+      const { providerId } = request.params as { providerId: string };
+      const form = (request.body ?? {}) as Record<string, unknown>;
+      const query = new URLSearchParams();
+      for (const name of ['code', 'state', 'iss', 'error', 'error_description']) {
+        const value = form[name];
+        if (typeof value === 'string') query.set(name, value);
+      }
+      return redirectTo(reply, `${callbackUrlOf(config.publicUrl, encodeURIComponent(providerId))}?${query.toString()}`);
     },
   );
 };

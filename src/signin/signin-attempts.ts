@@ -150,13 +150,14 @@ export class SignInAttempts {
    * A sign-in with another identity provider, at its callback (API.md section 20): the session,
    * or the second step for a user with a second factor; every failure is one refusal, the error
    * page's, that never says whether an account exists. With the authorization request's query
-   * the attempt kept, when the callback found its attempt.
+   * the attempt kept, when the callback found its attempt. A "Connect" from the profile ends
+   * `connected` (or refused with its own message), and signs nobody in.
    */
   async federated(
     db: Kysely<Database>,
     request: FastifyRequest,
     callback: { providerId: string; currentUrl: URL; browserHash: string },
-  ): Promise<{ outcome: SignedIn | Refusal | { secondStep: SecondStep }; authorizationQuery?: string }> {
+  ): Promise<{ outcome: SignedIn | Refusal | { secondStep: SecondStep } | { connected: true }; authorizationQuery?: string }> {
     const { config, accountMail, tokenIssuer, secrets } = this.settings;
     const started = this.newSigninSession();
     const finish = await finishFederatedSignIn(
@@ -169,7 +170,8 @@ export class SignInAttempts {
       started.options,
     );
     const { authorizationQuery } = finish;
-    if ('refusal' in finish) return { outcome: { status: 400, error: { key: 'error.federationFailed' } }, authorizationQuery };
+    if ('refusal' in finish) return { outcome: { status: 400, error: { key: finish.connecting ? 'error.connectFailed' : 'error.federationFailed' } }, authorizationQuery };
+    if ('connected' in finish) return { outcome: finish };
     if ('secondStep' in finish) return { outcome: { secondStep: finish.secondStep }, authorizationQuery };
     return { outcome: { session: finish.session, secret: started.secret }, authorizationQuery };
   }

@@ -60,6 +60,11 @@ export class PageBrowser {
     );
   }
 
+  /** An API call the page's script would make (the console's fetch): JSON, with the browser's cookies, keeping those it sets. */
+  async fetchJson(method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown): Promise<LightMyRequestResponse> {
+    return this.keep(await this.app.inject({ method, url, headers: { ...this.cookieHeader(), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) }));
+  }
+
   /** Posts the page's form as its button `action` would, with its CSRF token and the fields given. */
   submit(page: LightMyRequestResponse, action: string, fields: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     return this.post(formActionOf(page.body), { csrf_token: csrfTokenOf(page.body), action, ...fields });

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BrowserCookies } from './browser-cookies.js';
 
@@ -6,6 +6,13 @@ const CSRF_COOKIE = 'shop_csrf';
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /** A browser keeps its token for a year; a new one would only fail forms already open. */
 const CSRF_COOKIE_MAX_AGE_SECONDS = 365 * 24 * 3600;
+
+/**
+ * What the database keeps of a browser's token to bind a step to that browser (a pending
+ * create-account, a sign-in at another provider): its SHA-256, so a database reader cannot post
+ * as the browser.
+ */
+export const hashBrowserToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 /**
  * CSRF tokens bound to the browser (API.md section 18): a random token in a `__Host-` cookie,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { BrowserCookies } from '../../src/signin/browser-cookies.js';
-import { CsrfTokens } from '../../src/signin/csrf-tokens.js';
+import { BrowserCookies } from '../../src/http/browser-cookies.js';
+import { CsrfTokens } from '../../src/http/csrf-tokens.js';
 
 /** A page and its form post, as a hosted page uses the tokens. */
 async function pageApp(publicUrl: string) {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isLoopbackHttp } from '../http/loopback-hosts.js';
+import { isLoopbackHttp } from './loopback-hosts.js';
 
 /**
  * The hosted pages' cookies (API.md section 18): `__Host-` prefixed, Secure, host-only,
