@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/console-browser.js';
+import { pkcePair } from '../helpers/page-browser.js';
+import { freePort } from '../helpers/service-process.js';
+import { buildTestApp, loginAdmin, type TestApp } from '../helpers/test-app.js';
+import { startUpstreamProvider, type UpstreamProvider } from '../helpers/upstream-provider.js';
+
+const SECRET = 'upstream-client-secret-of-the-shop';
+
+/**
+ * API.md section 20 end to end in Debian's Chromium: the provider's button on the hosted sign-in
+ * page, oidc-provider's own login and consent pages (its development interactions), the
+ * callback, and the app's redirect URI with a code; the page's policy lets the button's post be
+ * redirected to the provider (Chromium applies form-action to it), and no CSP report is made.
+ */
+describe('sign in with another provider, in a browser', { skip: noChromium }, () => {
+  let testApp: TestApp;
+  let upstream: UpstreamProvider;
+  let browser: Browser;
+  let page: Page;
+  let appServer: Server;
+  let baseUrl: string;
+  let callback: string;
+  let appId: string;
+  let providerId: string;
+  const policyReports: string[] = [];
+
+  before(async () => {
+    appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
+    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
+    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    const port = Number(await freePort());
+    baseUrl = `http://127.0.0.1:${port}`;
+    upstream = await startUpstreamProvider({
+      client: { client_id: 'shop', client_secret: SECRET, redirect_uris: [`${baseUrl}/oauth/callback/any`] },
+      redirectUriPrefix: `${baseUrl}/oauth/callback/`,
+    });
+    testApp = await buildTestApp({ environment: { PUBLIC_URL: baseUrl } });
+    await testApp.app.listen({ port, host: '127.0.0.1' });
+    const admin = await loginAdmin(testApp.app);
+    const app = await testApp.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { name: 'Storefront', type: 'public', first_party: true, redirect_uris: [callback], scopes: ['openid', 'email'] } });
+    appId = app.json().id;
+    const provider = await testApp.app.inject({ method: 'POST', url: '/api/identity-providers', headers: admin.auth, payload: { name: 'Upstream', issuer: upstream.issuer, client_id: 'shop', client_secret: SECRET, button_label: 'Continue with Upstream' } });
+    assert.equal(provider.statusCode, 201, provider.body);
+    providerId = provider.json().id;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) policyReports.push(message.text());
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await testApp?.close();
+    await upstream?.stop();
+    await new Promise((resolve) => appServer?.close(resolve));
+  });
+
+  it("signs a new customer in through the provider's button and pages, and lands at the app with a code", async () => {
+    const account = { sub: `sub-${randomUUID()}`, email: `browser-${randomUUID().slice(0, 8)}@example.com`, email_verified: true };
+    upstream.accounts.set(account.sub, account);
+    const query = new URLSearchParams({ response_type: 'code', client_id: appId, redirect_uri: callback, scope: 'openid email', state: 'browser-state', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+    await page.goto(`${baseUrl}/oauth/authorize?${query}`);
+    assert.deepEqual(await accessibilityViolationsOf(page), [], 'the sign-in page with its provider button');
+    await page.getByRole('button', { name: 'Continue with Upstream' }).click();
+
+    // oidc-provider's development login, then its consent: the person signs in there.
+    await page.waitForURL((url) => url.origin === upstream.issuer);
+    await page.locator('input[name="login"]').fill(account.sub);
+    await page.locator('input[name="password"]').fill('any');
+    await page.locator('button[type="submit"]').click();
+    // The login form goes; the consent page (when the provider asks) has its own submit.
+    await page.locator('input[name="login"]').waitFor({ state: 'detached' });
+    if (new URL(page.url()).origin === upstream.issuer) await page.locator('button[type="submit"]').click();
+
+    await page.waitForURL((url) => url.href.startsWith(callback));
+    const landed = new URL(page.url());
+    assert.match(landed.searchParams.get('code') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(landed.searchParams.get('state'), 'browser-state');
+    const user = await testApp.db.selectFrom('users').select(['id', 'email_verified', 'password_hash']).where('email', '=', account.email).executeTakeFirstOrThrow();
+    assert.deepEqual([user.email_verified, user.password_hash], [true, null]);
+    const identity = await testApp.db.selectFrom('user_identities').select(['provider_id', 'subject']).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    assert.deepEqual(identity, { provider_id: providerId, subject: account.sub });
+    assert.deepEqual(policyReports, [], 'no CSP report on the way');
+  });
+});
