@@ -320,6 +320,7 @@ with hold_lock as (select id from variants where id = $1 and true for update),
   hold_level as (
     update stock_levels set reserved = reserved + $2
     where variant_id = $3 and stock - reserved >= $4 and exists (select 1 from hold_lock)
+      and location_is_active(location_id)
       and location_id = (
         select stock_levels.location_id
           from stock_levels join locations on locations.id = stock_levels.location_id
@@ -336,6 +337,7 @@ with hold_lock as (select id from variants where id = $1 and true for update),
   hold_level as (
     update stock_levels set reserved = reserved + $2
     where variant_id = $3 and stock - reserved >= $4 and exists (select 1 from hold_lock)
+      and location_is_active(location_id)
       and location_id = (
         select stock_levels.location_id
           from stock_levels join locations on locations.id = stock_levels.location_id

@@ -35,6 +35,7 @@ import { emailCodeSignups } from './migrations/0038-email-code-signups.js';
 import { identityProviders } from './migrations/0039-identity-providers.js';
 import { federatedSignIns } from './migrations/0041-federated-sign-ins.js';
 import { identityConnections } from './migrations/0042-identity-connections.js';
+import { locationStatusAfresh } from './migrations/0043-location-status-afresh.js';
 
 /** Ordered by name; a new migration gets the next number and is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0039-identity-providers': identityProviders,
   '0041-federated-sign-ins': federatedSignIns,
   '0042-identity-connections': identityConnections,
+  '0043-location-status-afresh': locationStatusAfresh,
 };
 
 /**

@@ -58,16 +58,20 @@ export function writeStock(trx: Transaction<Database>, id: string, change: { sto
  * location holding the units, or nothing when none could (nothing is written then).
  * The location is chosen in the statement's snapshot: when another request took its units
  * meanwhile, the hold fails though another location may have them, and the caller, holding the
- * variant's lock from this statement, may ask again (holdUnits).
+ * variant's lock from this statement, may ask again (holdUnits). Whether the location is active
+ * is checked afresh on the level's row (0043's location_is_active), after the variant's lock is
+ * taken (an uncorrelated `exists` is a filter PostgreSQL runs before the scan): a location made
+ * inactive while this statement waited for that lock is seen inactive.
  */
 function holdingSteps(variantId: string, quantity: number, condition: RawBuilder<boolean>, now: Date, locationId?: string): RawBuilder<unknown> {
   return sql`hold_lock as (select id from variants where id = ${variantId} and ${condition} for update),
     hold_level as (
       update stock_levels set reserved = reserved + ${quantity}
       where variant_id = ${variantId} and stock - reserved >= ${quantity} and exists (select 1 from hold_lock)
+        and location_is_active(location_id)
         and ${
           locationId
-            ? sql`location_id = ${locationId} and exists (select 1 from locations where id = ${locationId} and status = 'active')`
+            ? sql`location_id = ${locationId}`
             : sql`location_id = (
           select stock_levels.location_id from stock_levels join locations on locations.id = stock_levels.location_id
           where stock_levels.variant_id = ${variantId} and locations.status = 'active' and stock_levels.stock - stock_levels.reserved >= ${quantity}

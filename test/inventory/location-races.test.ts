@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { transactionRetries } from '../../src/db/transaction.js';
 import { reconcileReserved } from '../../src/inventory/reconciliation-service.js';
 import { newVariantBody, onPostgres, useTwoInstancesWithAdmin } from '../helpers/test-app.js';
@@ -130,5 +131,41 @@ describe('reservations, reallocations, transfers, adjustments and location chang
       );
     }
     assert.deepEqual(await reconcileReserved(db, fixture.first.app.log), { found: 0, repaired: 0, levelsFound: 0 }, 'the reconciliation finds nothing');
+  });
+
+  it('a reservation that waited for its variant while its location was made inactive is held at the next active location, not there', async () => {
+    const first = (await post(0, '/api/locations', { code: `closing-${randomUUID().slice(0, 8)}`, name: 'Closing', priority: 1 })).json().id as string;
+    const next = (await post(0, '/api/locations', { code: `next-${randomUUID().slice(0, 8)}`, name: 'Next', priority: 2 })).json().id as string;
+    const variant = (await post(0, '/api/variants', newVariantBody(0, 'closing'))).json().id as string;
+    for (const location of [first, next]) {
+      const stocked = await fixture.first.app.inject({ method: 'PUT', url: `/api/variants/${variant}/stock`, headers: fixture.admin.auth, payload: { stock: 5, location_id: location, reason: 'start' } });
+      assert.equal(stocked.statusCode, 200, stocked.body);
+    }
+    const waitingForLocks = async (count: number) => {
+      for (;;) {
+        const waiting = await sql<{ count: string }>`select count(*) from pg_stat_activity where wait_event_type = 'Lock'`.execute(fixture.first.db);
+        if (Number(waiting.rows[0]!.count) >= count) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    // The variant's lock is held while the location is being made inactive (its change waits for
+    // the variant, the location's row already changed), then a reservation starts its statement
+    // and waits behind it: it begins while the location is still active in its snapshot.
+    let closing: Promise<{ statusCode: number; body: string }> | undefined;
+    let reserving: Promise<{ statusCode: number; body: string }> | undefined;
+    await fixture.second.db.transaction().execute(async (blocker) => {
+      await sql`select id from variants where id = ${variant} for update`.execute(blocker);
+      closing = post(0, `/api/locations/${first}`, { status: 'inactive' }, 'PATCH');
+      await waitingForLocks(1);
+      reserving = post(1, '/api/reservations', { lines: [{ variant_id: variant, quantity: 2 }] });
+      await waitingForLocks(2);
+    });
+    const closed = await closing!;
+    assert.equal(closed.statusCode, 200, closed.body);
+    const reserved = await reserving!;
+    assert.equal(reserved.statusCode, 201, reserved.body);
+    assert.deepEqual(reserved.json().lines[0].allocations, [{ location_id: next, quantity: 2 }]);
+    const levels = await fixture.first.db.selectFrom('stock_levels').select(['location_id', 'reserved']).where('variant_id', '=', variant).execute();
+    assert.deepEqual(Object.fromEntries(levels.map((level) => [level.location_id, level.reserved])), { [first]: 0, [next]: 2 });
   });
 });
