@@ -35,7 +35,7 @@ export interface ReconciliationPass {
  * reports each difference as an error (the metric `inventory_level_mismatches`), repairing none.
  */
 export async function reconcileReserved(db: Kysely<Database>, log: FastifyBaseLogger): Promise<ReconciliationPass> {
-  return inTransaction(db, async (trx) => {
+  const pass = await inTransaction(db, async (trx): Promise<ReconciliationPass> => {
     if (!(await takeReconciliationTurn(trx))) return { repaired: 0 };
     const mismatches = await reservedMismatches(trx, REPAIR_BATCH);
     let repaired = 0;
@@ -50,9 +50,17 @@ export async function reconcileReserved(db: Kysely<Database>, log: FastifyBaseLo
       }
       if (outcome !== 'equal when recounted') log.error({ variantId: mismatch.variant_id, counted: mismatch.counted, held: mismatch.held, outcome }, "a variant's reserved differed from its open reservation lines");
     }
-    // Read after the repairs, which set levels' reserved right with their variant's: what is left is for the operator.
+    return { found: mismatches.length, repaired };
+  });
+  if (pass.found === undefined) return pass;
+  // Read after the repairs committed (they set levels' reserved right with their variant's), in
+  // a transaction of its own: summing every level's movements must not keep the repaired
+  // variants locked against checkouts. What is left is for the operator.
+  const levelsFound = await inTransaction(db, async (trx) => {
+    if (!(await takeReconciliationTurn(trx))) return undefined;
     const levels = await levelMismatches(trx, REPAIR_BATCH);
     for (const mismatch of levels) log.error(mismatch, 'a figure per location differed from what it is made of');
-    return { found: mismatches.length, repaired, levelsFound: levels.length };
+    return levels.length;
   });
+  return { ...pass, levelsFound };
 }

@@ -151,8 +151,8 @@ describe('reservations, reallocations, transfers, adjustments and location chang
     // The variant's lock is held while the location is being made inactive (its change waits for
     // the variant, the location's row already changed), then a reservation starts its statement
     // and waits behind it: it begins while the location is still active in its snapshot.
-    let closing: Promise<{ statusCode: number; body: string }> | undefined;
-    let reserving: Promise<{ statusCode: number; body: string }> | undefined;
+    let closing: ReturnType<typeof post> | undefined;
+    let reserving: ReturnType<typeof post> | undefined;
     await fixture.second.db.transaction().execute(async (blocker) => {
       await sql`select id from variants where id = ${variant} for update`.execute(blocker);
       closing = post(0, `/api/locations/${first}`, { status: 'inactive' }, 'PATCH');
