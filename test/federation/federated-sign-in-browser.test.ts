@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/console-browser.js';
+import { type Browser, type Page } from 'playwright-core';
+import { accessibilityViolationsOf, launchChromium, noChromium, pageReportingPolicy, startLandingApp } from '../helpers/console-browser.js';
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, loginAdmin, type TestApp } from '../helpers/test-app.js';
@@ -23,7 +21,7 @@ describe('sign in with another provider, in a browser', { skip: noChromium }, ()
   let upstream: UpstreamProvider;
   let browser: Browser;
   let page: Page;
-  let appServer: Server;
+  let landing: Awaited<ReturnType<typeof startLandingApp>>;
   let baseUrl: string;
   let callback: string;
   let appId: string;
@@ -31,9 +29,8 @@ describe('sign in with another provider, in a browser', { skip: noChromium }, ()
   const policyReports: string[] = [];
 
   before(async () => {
-    appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
-    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    landing = await startLandingApp();
+    callback = landing.callback;
     const port = Number(await freePort());
     baseUrl = `http://127.0.0.1:${port}`;
     upstream = await startUpstreamProvider({
@@ -48,18 +45,14 @@ describe('sign in with another provider, in a browser', { skip: noChromium }, ()
     const provider = await testApp.app.inject({ method: 'POST', url: '/api/identity-providers', headers: admin.auth, payload: { name: 'Upstream', issuer: upstream.issuer, client_id: 'shop', client_secret: SECRET, button_label: 'Continue with Upstream' } });
     assert.equal(provider.statusCode, 201, provider.body);
     providerId = provider.json().id;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) policyReports.push(message.text());
-    });
+    browser = await launchChromium();
+    page = await pageReportingPolicy(browser, policyReports);
   });
   after(async () => {
     await browser?.close();
     await testApp?.close();
     await upstream?.stop();
-    await new Promise((resolve) => appServer?.close(resolve));
+    await landing?.close();
   });
 
   it("signs a new customer in through the provider's button and pages, and lands at the app with a code", async () => {

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,33 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const noChromium = !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}`;
 // `npm run screenshots` refreshes the README's pictures; ordinary runs keep theirs out of the tree.
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : path.join(tmpdir(), 'shop-console-screenshots');
+
+/** Debian's Chromium as every browser test runs it: no sandbox (a container), nothing fetched in the background. */
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+
+/** A new page at 390 px (the width the hosted pages are first made for) whose Content Security Policy reports land in `reports`. */
+export async function pageReportingPolicy(browser: Browser, reports: string[]): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) reports.push(message.text());
+  });
+  return page;
+}
+
+/** An app the hosted pages send the browser back to: another origin, answering any path; `callback` is its redirect URI. */
+export async function startLandingApp(): Promise<{ callback: string; close(): Promise<void> }> {
+  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    callback: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** Where a test's picture named `name` goes: the README's folder under `npm run screenshots`, else a temporary one. */
 export async function screenshotPath(name: string): Promise<string> {
@@ -36,10 +65,7 @@ export function useConsole(options: { host?: 'localhost' } = {}) {
     fixture.baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}`;
     fixture.testApp = await buildTestApp({ environment: { SMTP_URL: smtpUrl, PUBLIC_URL: fixture.baseUrl, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
     await fixture.testApp.app.listen({ port, host: '127.0.0.1' });
-    fixture.browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    fixture.browser = await launchChromium();
     const context = await fixture.browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.baseUrl });
     fixture.page = await context.newPage();

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { accessibilityViolationsOf, CHROMIUM, noChromium, screenshotPath } from '../helpers/console-browser.js';
+import { type Browser, type Page } from 'playwright-core';
+import { accessibilityViolationsOf, launchChromium, noChromium, pageReportingPolicy, screenshotPath, startLandingApp } from '../helpers/console-browser.js';
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, createUser, loginAdmin, type Session, type TestApp } from '../helpers/test-app.js';
@@ -19,7 +17,7 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
   let testApp: TestApp;
   let browser: Browser;
   let page: Page;
-  let appServer: Server;
+  let landing: Awaited<ReturnType<typeof startLandingApp>>;
   let baseUrl: string;
   let callback: string;
   let user: Session;
@@ -29,9 +27,8 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
 
   before(async () => {
     // The app the browser is sent back to: another origin, answering any path.
-    appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
-    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    landing = await startLandingApp();
+    callback = landing.callback;
     const port = Number(await freePort());
     baseUrl = `http://127.0.0.1:${port}`;
     testApp = await buildTestApp({ environment: { PUBLIC_URL: baseUrl } });
@@ -45,17 +42,13 @@ describe('the hosted sign-in pages in a browser', { skip: noChromium }, () => {
     apps.firstParty = await create({ name: 'Storefront', first_party: true });
     apps.thirdParty = await create({ name: 'Partner Rewards' });
     user = await createUser(testApp.app, { admin });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) policyReports.push(message.text());
-    });
+    browser = await launchChromium();
+    page = await pageReportingPolicy(browser, policyReports);
   });
   after(async () => {
     await browser?.close();
     await testApp?.close();
-    await new Promise((resolve) => appServer?.close(resolve));
+    await landing?.close();
   });
 
   const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>

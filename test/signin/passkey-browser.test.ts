@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
-import { accessibilityViolationsOf, CHROMIUM, noChromium } from '../helpers/console-browser.js';
+import { type Browser, type CDPSession, type Page } from 'playwright-core';
+import { accessibilityViolationsOf, launchChromium, noChromium, pageReportingPolicy, startLandingApp } from '../helpers/console-browser.js';
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { SoftwareAuthenticator } from '../helpers/software-authenticator.js';
@@ -22,16 +20,15 @@ describe('a passkey on the hosted sign-in page, in a browser', { skip: noChromiu
   let browser: Browser;
   let page: Page;
   let cdp: CDPSession;
-  let appServer: Server;
+  let landing: Awaited<ReturnType<typeof startLandingApp>>;
   let baseUrl: string;
   let callback: string;
   let clientId: string;
   const policyReports: string[] = [];
 
   before(async () => {
-    appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('signed in'));
-    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    landing = await startLandingApp();
+    callback = landing.callback;
     const port = Number(await freePort());
     baseUrl = `http://localhost:${port}`;
     testApp = await buildTestApp({ environment: { PUBLIC_URL: baseUrl } });
@@ -45,19 +42,15 @@ describe('a passkey on the hosted sign-in page, in a browser', { skip: noChromiu
     });
     assert.equal(created.statusCode, 201, created.body);
     clientId = created.json().id;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) policyReports.push(message.text());
-    });
+    browser = await launchChromium();
+    page = await pageReportingPolicy(browser, policyReports);
     cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
   });
   after(async () => {
     await browser?.close();
     await testApp?.close();
-    await new Promise((resolve) => appServer?.close(resolve));
+    await landing?.close();
   });
 
   let authenticatorId: string | undefined;
