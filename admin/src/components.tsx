@@ -44,24 +44,45 @@ export function Field(props: {
   );
 }
 
+/** Where in the request an error is, in words: `/lines/0/quantity` → "lines, item 1, quantity". */
+const placeInWords = (path: string) =>
+  path
+    .split('/')
+    .filter(Boolean)
+    .map((part) => (/^\d+$/.test(part) ? `item ${Number(part) + 1}` : part.replaceAll('_', ' ')))
+    .join(', ');
+
 /**
- * The API's problem, shown beside the action that caused it: its detail, and each entry of its
- * `errors[]` that no field shows. `fields` names the form's Fields, which show their own.
+ * The API's problem, shown beside the action that caused it, for staff: its detail (the service's
+ * "does not match the schema" said as what to do; no code in parentheses), and each entry of its
+ * `errors[]` that no field shows. `fields` names the form's Fields, which show their own; a detail
+ * that only repeats what a field already says is not said twice.
  */
 export function ProblemMessage(props: { error: ApiError | undefined; fields?: readonly string[]; children?: ComponentChildren }) {
   if (!props.error) return null;
+  const { problem } = props.error;
   const shownByFields = new Set(props.fields ?? []);
-  const unshown = (props.error.problem.errors ?? []).filter((error) => !shownByFields.has(error.path.split('/')[1] ?? ''));
+  const errors = problem.errors ?? [];
+  const unshown = errors.filter((error) => !shownByFields.has(error.path.split('/')[1] ?? ''));
+  const repeatsAField = unshown.length === 0 && errors.some((error) => problem.detail?.includes(error.message));
+  if (repeatsAField && !props.children) return null;
+  const detail =
+    problem.code === 'validation_failed'
+      ? unshown.length > 0
+        ? 'Some of what was typed cannot be used:'
+        : 'Correct the fields marked above.'
+      : problem.detail;
   return (
     <div class="problem" role="alert">
       <p>
-        {props.error.problem.detail} <span class="code">({props.error.problem.code})</span> {props.children}
+        {repeatsAField ? null : detail} {props.children}
       </p>
       {unshown.length > 0 && (
         <ul>
           {unshown.map((error) => (
             <li key={`${error.path} ${error.message}`}>
-              {error.path ? <code>{error.path}</code> : null} {error.message}
+              {error.path ? `${placeInWords(error.path)}: ` : null}
+              {error.message}
             </li>
           ))}
         </ul>
@@ -93,6 +114,8 @@ export function Select(props: {
   onChange: (value: string) => void;
   anyLabel?: string;
   hideLabel?: boolean;
+  /** Each value in words, where the API's value (`reject_all`) is not what staff should read. */
+  optionLabels?: Readonly<Record<string, string>>;
 }) {
   return (
     <label>
@@ -101,7 +124,7 @@ export function Select(props: {
         {props.anyLabel !== undefined && <option value="">{props.anyLabel}</option>}
         {props.options.map((option) => (
           <option key={option} value={option}>
-            {option}
+            {props.optionLabels?.[option] ?? option}
           </option>
         ))}
       </select>

@@ -31,10 +31,10 @@ export type ParsedAmount = { ok: true; minorUnits: number } | { ok: false; messa
 export function parseAmount(text: string, currency: string, options: { allowNegative?: boolean } = {}): ParsedAmount {
   const digits = fractionDigits(currency);
   const match = /^(-)?(\d{1,13})(?:[.,](\d*))?$/.exec(text.trim());
-  if (!match || (match[1] && !options.allowNegative)) {
-    const example = digits === 0 ? '12' : `12.${'5'.padEnd(digits, '0')}`;
-    return { ok: false, message: `Enter an amount like ${example}${options.allowNegative ? ' (negative to debit)' : ''}.` };
-  }
+  const example = digits === 0 ? '12' : `12.${'5'.padEnd(digits, '0')}`;
+  if (!match) return { ok: false, message: `Enter an amount like ${example}${options.allowNegative ? ` (-${example} to debit)` : ''}.` };
+  // "-3" reads as an amount: say what is wrong with it rather than ask for "an amount" again.
+  if (match[1] && !options.allowNegative) return { ok: false, message: `It cannot be negative: enter 0 or more, like ${example}.` };
   const fraction = match[3] ?? '';
   if (fraction.length > digits) return { ok: false, message: `${currency} has ${digits} decimal places.` };
   const minorUnits = Number(match[2]) * 10 ** digits + Number(fraction.padEnd(digits, '0') || '0');

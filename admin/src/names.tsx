@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, client, reply } from './api';
-import { displayName } from './components';
+import { displayName, formatTime } from './components';
 
 /** What a record is called where the API gives only its id: a user's name and email, a client's name, a variant's SKU. */
 interface Named {
@@ -44,6 +44,19 @@ async function lookUp(kind: LookedUp, id: string): Promise<Named> {
     if (kind === 'location') {
       const { body } = await reply(client.GET('/api/locations/{id}', { params: { path: { id } } }));
       return { label: `${body.name} (${body.code})`, href: `#/events?subject_id=${id}` };
+    }
+    // #56: a reservation by its reference, a webhook by its URL, an import by when it started.
+    if (kind === 'reservation') {
+      const { body } = await reply(client.GET('/api/reservations/{id}', { params: { path: { id } } }));
+      return { label: body.reference ? `reservation ${body.reference}` : `reservation of ${formatTime(body.created_at)}`, href: `#/events?subject_id=${id}` };
+    }
+    if (kind === 'webhook') {
+      const { body } = await reply(client.GET('/api/webhooks/{id}', { params: { path: { id } } }));
+      return { label: `webhook to ${body.url}`, href: '#/webhooks' };
+    }
+    if (kind === 'import') {
+      const { body } = await reply(client.GET('/api/variants/imports/{id}', { params: { path: { id } } }));
+      return { label: `${body.format.toUpperCase()} import of ${formatTime(body.created_at)}`, href: '#/imports' };
     }
     if (kind === 'identity_provider') {
       const { body } = await reply(client.GET('/api/identity-providers/{id}', { params: { path: { id } } }));

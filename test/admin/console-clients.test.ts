@@ -35,6 +35,18 @@ describe('admin console: API clients, in a real browser', { skip: noChromium }, 
     assert.deepEqual([stored.scopes, stored.rate_limit, stored.status], [['inventory:read', 'reservations:write'], 600, 'active']);
     assert.equal(await statusWith(secret, '/api/reservations'), 200, 'inventory:read lists reservations');
     assert.equal(await statusWith(secret, '/api/users'), 403, 'no users:read');
+    // #56 friction 1: the client id that POST /api/oauth/token takes with the secret is shown beside it, copied, and in the list.
+    assert.equal(await page.getByTestId('client-id').innerText(), stored.id);
+    await create.getByRole('button', { name: 'Copy the client id', exact: true }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), stored.id);
+    const token = await ui.testApp.app.inject({
+      method: 'POST',
+      url: '/api/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: stored.id, client_secret: secret }).toString(),
+    });
+    assert.equal(token.statusCode, 200, 'the id and secret shown obtain a token');
+    await page.getByRole('row').filter({ hasText: 'Checkout' }).getByRole('cell', { name: stored.id }).waitFor();
     await ui.shoot('api-clients');
   });
 
@@ -48,12 +60,15 @@ describe('admin console: API clients, in a real browser', { skip: noChromium }, 
     const second = await page.getByTestId('rolled-secret').innerText();
     assert.match(second, /^shop_sk_/);
     assert.notEqual(second, first);
+    const { id } = await clientRow('Checkout');
+    assert.equal(await page.getByTestId('rolled-client-id').innerText(), id, 'the new secret comes with the client id it goes with');
     assert.equal(await statusWith(first, '/api/reservations'), 401, 'the other secret stopped at once');
     assert.equal(await statusWith(second, '/api/reservations'), 200);
 
     const secrets = page.getByRole('region', { name: 'Secrets of Checkout' });
     await secrets.getByRole('cell', { name: `${second.slice(0, 12)}…`, exact: true }).waitFor();
     assert.equal(await secrets.locator('tbody tr').count(), 2, 'the expired secret is listed with its expiry');
+    assert.equal(await secrets.getByTestId('shown-client-id').innerText(), id, "the client's panel shows its id");
     await secrets.getByRole('button', { name: `Delete the secret ${first.slice(0, 12)}…` }).click();
     await dialog.getByRole('button', { name: 'Delete secret' }).click();
     await page.getByRole('status').getByText(`Deleted the secret ${first.slice(0, 12)}… of Checkout.`).waitFor();

@@ -29,6 +29,19 @@ describe('admin console: imports and exports, in a real browser', { skip: noChro
     await ui.logIn();
     await page.getByRole('heading', { name: 'Variants' }).waitFor();
     await page.getByRole('link', { name: 'Imports' }).click();
+    // #56 frictions 4 and 7: the options in words, each label above its choice, with room between them.
+    const form = page.getByRole('form', { name: 'Import a file' });
+    assert.deepEqual(await form.getByLabel('Mode').locator('option').allInnerTexts(), ['create new SKUs, update known ones', 'create only (a known SKU fails)']);
+    assert.deepEqual(await form.getByLabel('When a row fails').locator('option').allInnerTexts(), ['import nothing', 'skip that row, import the rest']);
+    const [mode, modeLabel, onError, dryRun] = await Promise.all([
+      form.getByLabel('Mode').boundingBox(),
+      form.getByText('Mode', { exact: true }).boundingBox(),
+      form.getByLabel('When a row fails').boundingBox(),
+      form.getByLabel('Dry run (store nothing)').boundingBox(),
+    ]);
+    assert.ok(mode && modeLabel && onError && dryRun);
+    assert.ok(modeLabel.y + modeLabel.height <= mode.y, 'the label is above its choice');
+    assert.ok(mode.x + mode.width + 12 <= onError.x && onError.x + onError.width + 12 <= dryRun.x, 'at least 12px between the options');
     const csv = 'sku,product_id,name,price,stock,attributes.size\nIMP-1,imp,First,100,5,S\nIMP-2,imp,Second,-3,1,M\nIMP-3,imp,"Third, with a comma",300,0,L\n';
 
     // A dry run under reject_all fails as the real import would, and stores nothing.
@@ -76,6 +89,7 @@ describe('admin console: imports and exports, in a real browser', { skip: noChro
     const shown = await upload({ name: 'more.jsonl', text: '{"sku":"IMP-9","product_id":"imp","name":"Ninth","price":900}\n' });
     await shown.getByRole('heading', { name: /: pending$/ }).waitFor();
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'nothing off-screen at 390px');
+    await ui.shoot('imports-390', 390);
     assert.deepEqual(await accessibilityViolationsOf(page), [], 'a pending import at 390px');
     await shown.getByRole('button', { name: 'Cancel import' }).click();
     await shown.getByRole('heading', { name: /: cancelled$/ }).waitFor();

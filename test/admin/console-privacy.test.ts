@@ -65,7 +65,7 @@ describe('admin console: privacy requests, in a real browser', { skip: noChromiu
     const form = account.getByRole('form', { name: 'Delete my account' });
     await form.getByLabel('Your password').fill('not-my-password');
     await form.getByRole('button', { name: 'Delete my account' }).click();
-    await account.getByRole('alert').getByText('(wrong_password)').waitFor();
+    await account.getByRole('alert').getByText('The current password is wrong.').waitFor();
     assert.equal((await userRow(dan.id)).deleted_at, null, 'a wrong password deletes nothing');
     assert.deepEqual(await accessibilityViolationsOf(page), [], 'the own-account section');
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'nothing off-screen at 390px');

@@ -30,12 +30,17 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await create.getByLabel('Product id').fill('console-shirt');
     await create.getByLabel('SKU').fill('not a sku!');
     await create.getByLabel('Name').fill('Console shirt, M');
+    // #56 friction 7: messages for staff: why -3 is refused, and no schema or code in parentheses.
+    await create.getByLabel('Price in USD').fill('-3');
+    await create.getByRole('button', { name: 'Create variant' }).click();
+    assert.equal(await errorOf('Price in USD').innerText(), 'It cannot be negative: enter 0 or more, like 12.50.');
     await create.getByLabel('Price in USD').fill('29.999');
     await create.getByRole('button', { name: 'Create variant' }).click();
     assert.equal(await errorOf('Price in USD').innerText(), 'USD has 2 decimal places.');
     await create.getByLabel('Price in USD').fill('29.99');
     await create.getByRole('button', { name: 'Create variant' }).click();
     await errorOf('SKU').waitFor();
+    assert.equal(await create.locator('.problem').innerText(), 'Correct the fields marked above.');
     await ui.shoot('validation-error');
     // A new problem of the console's own replaces the API's earlier one rather than joining it.
     await create.getByLabel('Price in USD').fill('29.999');
@@ -118,8 +123,19 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await page.getByRole('button', { name: 'Open CONSOLE-SHIRT-M' }).click();
     const edit = page.getByRole('form', { name: 'Edit variant' });
     await edit.getByLabel('Name').fill('Half-typed name');
+    // #56 friction 5: Cancel drops the draft's problems with the draft, the console's own and the API's.
+    await edit.getByLabel('Price in USD').fill('-3');
+    await edit.getByRole('button', { name: 'Save variant' }).click();
+    await edit.getByRole('alert').getByText('It cannot be negative: enter 0 or more, like 12.50.').waitFor();
+    await edit.getByLabel('Price in USD').fill('29.99');
+    await edit.getByLabel('SKU').fill('not a sku!');
+    await edit.getByRole('button', { name: 'Save variant' }).click();
+    await edit.locator('.field', { has: page.getByLabel('SKU', { exact: true }) }).getByRole('alert').waitFor();
     await edit.getByRole('button', { name: 'Cancel' }).click();
     assert.equal(await edit.getByLabel('Name').inputValue(), 'Console shirt, M');
+    assert.equal(await edit.getByLabel('SKU').inputValue(), 'CONSOLE-SHIRT-M');
+    assert.equal(await edit.getByRole('alert').count(), 0, 'no problem of the dropped draft stays');
+    assert.equal(await edit.locator('[aria-invalid="true"]').count(), 0);
 
     const stored = await variantBySku('CONSOLE-SHIRT-M');
     await edit.getByLabel('Name').fill('Console shirt, medium');
@@ -156,6 +172,20 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await panel.getByRole('cell', { name: 'Delivery from supplier (PO-77)' }).waitFor();
     // Who made it: the admin, by name and email, not an id.
     await panel.getByRole('row').filter({ hasText: 'Delivery from supplier' }).getByRole('link', { name: ADMIN_EMAIL }).waitFor();
+    // #56 friction 4: the movements fit the panel at 1280px, "Who" included.
+    const movementsTable = panel.locator('table.movements');
+    assert.ok(await movementsTable.evaluate((table) => table.scrollWidth <= (table.parentElement as HTMLElement).clientWidth), 'the movements table is no wider than the panel');
+    const who = await panel.getByRole('row').filter({ hasText: 'Delivery from supplier' }).getByRole('link', { name: ADMIN_EMAIL }).boundingBox();
+    const panelBox = await panel.boundingBox();
+    assert.ok(who && panelBox && who.x + who.width <= panelBox.x + panelBox.width, 'the "Who" column is inside the panel');
+    // #56 friction 7: a shortfall is said once, beside the field.
+    await adjust.getByLabel(/^Units to add/).fill('-100');
+    await adjust.getByLabel('Reason').fill('Count');
+    await adjust.getByRole('button', { name: 'Adjust stock' }).click();
+    await adjust.locator('.field', { has: page.getByLabel(/^Units to add/) }).getByRole('alert').waitFor();
+    assert.equal(await adjust.getByRole('alert').count(), 1, 'the shortfall is not repeated under the form');
+    await adjust.getByLabel(/^Units to add/).fill('');
+    await adjust.getByLabel('Reason').fill('');
     const variant = await variantBySku('CONSOLE-SHIRT-M');
     const movements = await ui.db().selectFrom('stock_movements').selectAll().where('variant_id', '=', variant.id).orderBy('created_at').execute();
     assert.deepEqual(movements.map((movement) => [movement.delta, movement.reason, movement.reference]), [
@@ -175,6 +205,10 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     await page.getByRole('button', { name: 'Open CONSOLE-SHIRT-M' }).click();
     await panel.getByRole('cell', { name: 'cart-4411' }).waitFor();
     await panel.getByText('12 on hand, 3 reserved, 9 available.').waitFor();
+    // #56 friction 4: with the panel open, the list keeps a name on one or two lines.
+    const name = page.locator('table.variants tbody tr.current td[data-label="Name"] .cell');
+    const lines = await name.evaluate((cell) => cell.getBoundingClientRect().height / parseFloat(getComputedStyle(cell).lineHeight));
+    assert.ok(lines <= 2, `the name takes ${lines} lines`);
     await ui.shoot('variant-panel');
   });
 

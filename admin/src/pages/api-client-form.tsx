@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { client, reply, SCOPES, type ApiClient, type ApiError } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
+import { CopyableId } from '../copyable-id';
 import { OneTimeSecret } from '../one-time-secret';
 
 /**
@@ -44,7 +45,7 @@ export function NewApiClient(props: { onCreated: (created: ApiClient) => void })
   const [scopes, setScopes] = useState<string[]>([]);
   const [rateLimit, setRateLimit] = useState('');
   const [error, setError] = useState<ApiError>();
-  const [secret, setSecret] = useState<string>();
+  const [made, setMade] = useState<{ id: string; secret: string }>();
   const create = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
@@ -57,7 +58,7 @@ export function NewApiClient(props: { onCreated: (created: ApiClient) => void })
     };
     try {
       const { body: created } = await reply(client.POST('/api/clients', { body }));
-      setSecret(created.secret);
+      setMade(created.secret ? { id: created.id, secret: created.secret } : undefined);
       setName('');
       setDescription('');
       setScopes([]);
@@ -76,9 +77,10 @@ export function NewApiClient(props: { onCreated: (created: ApiClient) => void })
       <Field label="Requests a minute (optional; empty: the service's default)" name="rate_limit" value={rateLimit} onInput={setRateLimit} error={error} inputMode="numeric" />
       <ProblemMessage error={error} fields={['name', 'description', 'scopes', 'rate_limit']} />
       <button type="submit">Create API client</button>
-      {secret && (
-        <OneTimeSecret key={secret} secret={secret} testId="client-secret">
-          The service sends it as <code>Authorization: Bearer …</code>, or trades it for an access token at <code>POST /api/oauth/token</code> (client credentials).
+      {made && (
+        <OneTimeSecret key={made.secret} secret={made.secret} testId="client-secret">
+          The service sends it as <code>Authorization: Bearer …</code>, or trades it for an access token at <code>POST /api/oauth/token</code> (client credentials)
+          with its client id: <CopyableId id={made.id} what="client id" testId="client-id" />
         </OneTimeSecret>
       )}
     </form>

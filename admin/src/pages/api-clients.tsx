@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { client, entityTag, reply, type ApiClient, type ClientSecret } from '../api';
 import { formatTime } from '../components';
 import { useConfirmation } from '../confirmation';
+import { CopyableId } from '../copyable-id';
 import { DataTable } from '../data-table';
 import { OneTimeSecret } from '../one-time-secret';
 import { Pager, usePages } from '../pages-list';
@@ -19,7 +20,7 @@ const OVERLAPS = [
 export function ApiClientsPage() {
   const pages = usePages('clients', (paging) => client.GET('/api/clients', { params: { query: paging } }));
   const confirmation = useConfirmation();
-  const [newSecret, setNewSecret] = useState<{ clientName: string; secret: string }>();
+  const [newSecret, setNewSecret] = useState<{ clientName: string; clientId: string; secret: string }>();
   const [open, setOpen] = useState<string>();
   const replaceRow = (changed: ApiClient) => pages.replace((rows) => rows.map((row) => (row.id === changed.id ? changed : row)));
   const reloadClient = async (id: string) => replaceRow((await reply(client.GET('/api/clients/{id}', { params: { path: { id } } }))).body);
@@ -73,7 +74,7 @@ export function ApiClientsPage() {
       reason: 'none',
       run: async () => {
         const { body: made } = await reply(client.POST('/api/clients/{id}/secrets', { params: { path: { id: apiClient.id } }, body: { expire_others_in: overlap } }));
-        setNewSecret({ clientName: apiClient.name, secret: made.secret });
+        setNewSecret({ clientName: apiClient.name, clientId: apiClient.id, secret: made.secret });
         setOpen(apiClient.id);
         await reloadClient(apiClient.id);
         return `Made a new secret for ${apiClient.name} (${made.prefix}…).`;
@@ -102,7 +103,7 @@ export function ApiClientsPage() {
       {confirmation.dialog}
       {newSecret && (
         <OneTimeSecret key={newSecret.secret} secret={newSecret.secret} testId="rolled-secret">
-          The new secret of {newSecret.clientName}.
+          The new secret of {newSecret.clientName}, whose client id is <CopyableId id={newSecret.clientId} what="client id" testId="rolled-client-id" />
         </OneTimeSecret>
       )}
       <NewApiClient onCreated={() => void pages.restart()} />
@@ -110,6 +111,8 @@ export function ApiClientsPage() {
         items={pages.page?.items ?? []}
         columns={[
           { label: 'Name', cell: (apiClient) => apiClient.name },
+          // The client_id that POST /api/oauth/token takes with a secret.
+          { label: 'Client id', wraps: true, cell: (apiClient) => <CopyableId id={apiClient.id} what={`client id of ${apiClient.name}`} /> },
           { label: 'Secrets', cell: (apiClient) => apiClient.secrets.map((secret) => `${secret.prefix}…`).join(', ') || 'none' },
           { label: 'Scopes', cell: (apiClient) => apiClient.scopes.join(', ') },
           { label: 'Status', cell: (apiClient) => apiClient.status },
@@ -140,6 +143,9 @@ export function ApiClientsPage() {
       {shown && (
         <section class="card" aria-labelledby="secrets-title">
           <h2 id="secrets-title">Secrets of {shown.name}</h2>
+          <p>
+            Client id: <CopyableId id={shown.id} what={`client id of ${shown.name}`} testId="shown-client-id" />
+          </p>
           {shown.secrets.length === 0 && <p>None: the client cannot authenticate until it gets a new secret.</p>}
           <DataTable
             compact

@@ -85,6 +85,7 @@ export function EventsPage(props: { initial: URLSearchParams; currency: string }
       <AlertLine text={whoUnknown} />
       <ProblemMessage error={whoError} />
       <DataTable
+        className="events"
         items={pages.page?.items ?? []}
         columns={[
           { label: 'When', cell: (event) => formatTime(event.occurred_at) },

@@ -7,6 +7,9 @@ import { Pager, usePages } from '../pages-list';
 
 const MODES = ['upsert', 'create'] as const;
 const ERROR_POLICIES = ['reject_all', 'skip_failed'] as const;
+/** The choices in words (#56): the API's values are for programs. */
+const MODE_LABELS: Record<(typeof MODES)[number], string> = { upsert: 'create new SKUs, update known ones', create: 'create only (a known SKU fails)' };
+const ERROR_POLICY_LABELS: Record<(typeof ERROR_POLICIES)[number], string> = { reject_all: 'import nothing', skip_failed: 'skip that row, import the rest' };
 /** How often a running import is read again for its progress. */
 const POLL_MS = 1000;
 
@@ -92,11 +95,14 @@ function UploadForm(props: { onStarted: (entry: VariantImport) => void }) {
         File
         <input type="file" name="file" accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" required onChange={(event) => setFile((event.target as HTMLInputElement).files?.[0])} />
       </label>
-      <Select label="Mode" name="mode" value={mode} options={MODES} onChange={setMode} />
-      <Select label="When a row fails" name="on_error" value={onError} options={ERROR_POLICIES} onChange={setOnError} />
-      <label class="checkbox">
-        <input type="checkbox" name="dry_run" checked={dryRun} onChange={(event) => setDryRun((event.target as HTMLInputElement).checked)} /> Dry run (store nothing)
-      </label>
+      {/* The options side by side with room between them, each label above its choice, wrapping on narrow screens. */}
+      <div class="filters import-options">
+        <Select label="Mode" name="mode" value={mode} options={MODES} optionLabels={MODE_LABELS} onChange={setMode} />
+        <Select label="When a row fails" name="on_error" value={onError} options={ERROR_POLICIES} optionLabels={ERROR_POLICY_LABELS} onChange={setOnError} />
+        <label class="checkbox">
+          <input type="checkbox" name="dry_run" checked={dryRun} onChange={(event) => setDryRun((event.target as HTMLInputElement).checked)} /> Dry run (store nothing)
+        </label>
+      </div>
       <ProblemMessage error={error} />
       <button type="submit" disabled={busy}>
         Start import
@@ -160,7 +166,7 @@ function ImportProgress(props: { entry: VariantImport; onChanged: (entry: Varian
         <progress max={entry.rows_total ?? undefined} value={entry.rows_total === null ? undefined : entry.rows_processed} />
       </label>
       <p role="status">
-        {entry.created} created, {entry.updated} updated, {entry.unchanged} unchanged, {entry.failed} failed ({entry.mode}, {entry.on_error})
+        {entry.created} created, {entry.updated} updated, {entry.unchanged} unchanged, {entry.failed} failed ({MODE_LABELS[entry.mode]}; when a row fails: {ERROR_POLICY_LABELS[entry.on_error]})
       </p>
       {entry.first_errors.length > 0 && (
         <>

@@ -221,8 +221,14 @@ function BalanceForm(props: { user: User; onChanged: (user: User) => void; ask: 
       setProblem(parsed.ok ? 'Enter an amount other than zero.' : parsed.message);
       return;
     }
-    setProblem(undefined);
     const delta = parsed.minorUnits;
+    // A debit beyond the balance is said here, before a confirmation the service would only refuse (#56);
+    // the service still checks, for a balance that moved since the page was read.
+    if (user.balance + delta < 0) {
+      setProblem(`The balance is ${formatMoney(user.balance, user.currency)}: a debit of ${formatMoney(-delta, user.currency)} would take it below zero.`);
+      return;
+    }
+    setProblem(undefined);
     const idempotencyKey = crypto.randomUUID();
     const shown = formatMoney(Math.abs(delta), user.currency);
     props.ask({

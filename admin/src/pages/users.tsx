@@ -38,7 +38,8 @@ export function UsersPage() {
           items={pages.page.items}
           columns={[
             { label: 'Name', cell: (user) => <a href={`#/users/${user.id}`}>{displayName(user)}</a> },
-            { label: 'Email', cell: (user) => <>{user.email} {!user.email_verified && <span class="badge">not verified</span>}</> },
+            // A long address wraps inside its cell rather than pushing the page sideways on a phone (#56).
+            { label: 'Email', wraps: true, cell: (user) => <>{user.email} {!user.email_verified && <span class="badge">not verified</span>}</> },
             { label: 'Role', cell: (user) => user.role },
             { label: 'Status', cell: (user) => user.status },
             { label: 'Balance', numeric: true, cell: (user) => formatMoney(user.balance, user.currency) },

@@ -199,6 +199,13 @@ function ExistingVariant(props: PanelProps & { id: string }) {
       setSaved(undefined);
     }
   };
+  // Cancel puts back what is stored, and with it drops the problems found in the draft it throws away (#56).
+  const cancel = () => {
+    if (variant) setDraft(toDraft(variant));
+    setError(undefined);
+    setProblems({});
+    setSaved(undefined);
+  };
   const remove = () =>
     variant &&
     props.ask({
@@ -245,7 +252,7 @@ function ExistingVariant(props: PanelProps & { id: string }) {
         </ProblemMessage>
         <ResultLine text={saved} />
         <div class="actions">
-          <button type="button" class="secondary" onClick={() => setDraft(toDraft(variant))}>
+          <button type="button" class="secondary" onClick={cancel}>
             Cancel
           </button>
           <button type="submit">Save variant</button>
@@ -310,6 +317,7 @@ function StockSection(props: { variant: Variant; onChanged: (variant: Variant) =
       <h4>Movements</h4>
       <DataTable
         compact
+        className="movements"
         items={movements.page?.items ?? []}
         columns={[
           { label: 'When', cell: (movement) => formatTime(movement.created_at) },

@@ -108,10 +108,15 @@ export function VariantsPage(props: { currency: string; showHistory: boolean }) 
             },
             { label: 'SKU', wraps: true, cell: (variant) => variant.sku },
             { label: 'Name', cell: (variant) => variant.name },
-            { label: 'Product', cell: (variant) => variant.product_id },
+            // With the panel open the list has half the width: the product and the stock's parts, which the panel shows, make room for the name (#56).
+            ...(panel ? [] : [{ label: 'Product', cell: (variant: Variant) => variant.product_id }]),
             { label: 'Price', numeric: true, cell: (variant) => formatMoney(variant.price, variant.currency) },
-            { label: 'Stock', numeric: true, cell: (variant) => variant.stock },
-            { label: 'Reserved', numeric: true, cell: (variant) => variant.reserved },
+            ...(panel
+              ? []
+              : [
+                  { label: 'Stock', numeric: true, cell: (variant: Variant) => variant.stock },
+                  { label: 'Reserved', numeric: true, cell: (variant: Variant) => variant.reserved },
+                ]),
             { label: 'Available', numeric: true, cell: (variant) => variant.available },
             {
               label: 'Actions',

@@ -2,27 +2,29 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, entityTag, reply, type ApiError, type Webhook } from '../api';
 import { Field, ProblemMessage, asApiError } from '../components';
 import { OneTimeSecret } from '../one-time-secret';
+import { ALL_EVENTS, EventChoice, noEventsChosen } from './webhook-events';
 
 const WEBHOOK_FIELDS = ['url', 'events', 'description'];
-
-/** The event types as typed, comma-separated; an unknown one is the service's 400, shown by the field (hence the cast). */
-const eventsOf = (typed: string) => typed.split(',').map((type) => type.trim()).filter(Boolean) as Webhook['events'];
 
 /** Creation shows the signing secret once, with a copy button: the API never shows it again. */
 export function NewWebhook(props: { onCreated: () => void }) {
   const [url, setUrl] = useState('');
-  const [events, setEvents] = useState('*');
+  const [events, setEvents] = useState<Webhook['events']>(ALL_EVENTS);
   const [description, setDescription] = useState('');
   const [error, setError] = useState<ApiError>();
+  const [eventsProblem, setEventsProblem] = useState<string>();
   const [secret, setSecret] = useState<string>();
   const create = async (event: Event) => {
     event.preventDefault();
-    const body = { url, events: eventsOf(events), ...(description.trim() ? { description } : {}) };
+    setEventsProblem(noEventsChosen(events));
+    if (noEventsChosen(events)) return;
+    const body = { url, events, ...(description.trim() ? { description } : {}) };
     try {
       const { body: created } = await reply(client.POST('/api/webhooks', { body }));
       setSecret(created.secret);
       setError(undefined);
       setUrl('');
+      setEvents(ALL_EVENTS);
       setDescription('');
       props.onCreated();
     } catch (caught) {
@@ -33,7 +35,7 @@ export function NewWebhook(props: { onCreated: () => void }) {
     <form class="card" onSubmit={create} aria-label="Create webhook">
       <h2>New webhook</h2>
       <Field label="URL" name="url" value={url} onInput={setUrl} error={error} type="url" required />
-      <Field label="Events (comma-separated types, or * for all)" name="events" value={events} onInput={setEvents} error={error} required />
+      <EventChoice chosen={events} onChange={setEvents} error={error} message={eventsProblem} />
       <Field label="Description (optional)" name="description" value={description} onInput={setDescription} error={error} />
       <ProblemMessage error={error} fields={WEBHOOK_FIELDS} />
       <button type="submit">Create webhook</button>
@@ -64,13 +66,16 @@ export function EditWebhook(props: { webhook: Webhook; onSaved: (webhook: Webhoo
     }
   };
   const [url, setUrl] = useState(webhook.url);
-  const [events, setEvents] = useState(webhook.events.join(', '));
+  const [events, setEvents] = useState<Webhook['events']>(webhook.events);
   const [description, setDescription] = useState(webhook.description ?? '');
   const [error, setError] = useState<ApiError>();
+  const [eventsProblem, setEventsProblem] = useState<string>();
   const save = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
-    const body = { url, events: eventsOf(events), ...(description.trim() ? { description } : {}), enabled: webhook.enabled };
+    setEventsProblem(noEventsChosen(events));
+    if (noEventsChosen(events)) return;
+    const body = { url, events, ...(description.trim() ? { description } : {}), enabled: webhook.enabled };
     try {
       const params = { path: { id: webhook.id }, header: { 'if-match': entityTag(webhook) } };
       props.onSaved((await reply(client.PUT('/api/webhooks/{id}', { params, body }))).body);
@@ -84,7 +89,7 @@ export function EditWebhook(props: { webhook: Webhook; onSaved: (webhook: Webhoo
         Edit the webhook to {webhook.url}
       </h2>
       <Field label="URL" name="url" value={url} onInput={setUrl} error={error} type="url" required />
-      <Field label="Events (comma-separated types, or * for all)" name="events" value={events} onInput={setEvents} error={error} required />
+      <EventChoice chosen={events} onChange={setEvents} error={error} message={eventsProblem} />
       <Field label="Description (optional)" name="description" value={description} onInput={setDescription} error={error} />
       <ProblemMessage error={error} fields={WEBHOOK_FIELDS}>
         {error?.problem.code === 'precondition_failed' && (
