@@ -91,4 +91,34 @@ describe('admin console: apps on the API clients screen, in a real browser', { s
     await create.getByRole('radio', { name: /^Public app/ }).check();
     assert.equal(await create.getByRole('group', { name: 'sign-in' }).getByRole('checkbox', { name: /^email / }).isChecked(), false, 'the sign-in scope went with the service choice');
   });
+
+  it("edits an app's redirect URIs, consent, logo and scopes against the version shown; a bad URI is refused at its field and changes nothing", async () => {
+    const { page } = ui;
+    await page.getByRole('row').filter({ hasText: 'Shop app' }).getByRole('button', { name: 'Details of Shop app' }).click();
+    const details = page.getByRole('region', { name: 'App Shop app' });
+    await details.getByRole('button', { name: 'Edit settings' }).click();
+    const edit = details.getByRole('form', { name: 'Settings of Shop app' });
+    const redirects = edit.getByLabel(/^Redirect URIs \(one a line/);
+    assert.equal(await redirects.inputValue(), 'com.example.shop:/callback\nhttps://shop.example.com/callback', 'the form starts from what is saved');
+    await redirects.fill('com.example.shop:/callback\nhttps://shop.example.com/#fragment');
+    await edit.getByRole('button', { name: 'Save settings' }).click();
+    await edit.getByText(/^Item 2: /).waitFor();
+    assert.deepEqual(await ui.accessibilityViolations(), [], "an app's settings being edited, with a problem");
+    const before = await clientRow('Shop app');
+    assert.equal(before.version, 1, 'nothing changed');
+
+    await redirects.fill('com.example.shop:/callback\nhttp://127.0.0.1/callback');
+    await edit.getByRole('checkbox', { name: /The shop's own app/ }).uncheck();
+    await edit.getByLabel(/^Logo URL/).fill('');
+    await edit.getByRole('group', { name: 'sign-in' }).getByRole('checkbox', { name: /^account / }).uncheck();
+    await edit.getByRole('button', { name: 'Save settings' }).click();
+    await details.getByText('http://127.0.0.1/callback').waitFor();
+    assert.equal(await details.getByRole('form').count(), 0, 'the form closed');
+    const after = await clientRow('Shop app');
+    assert.deepEqual(
+      [after.redirect_uris, after.first_party, after.logo_uri, after.scopes, after.version],
+      [['com.example.shop:/callback', 'http://127.0.0.1/callback'], false, null, ['openid', 'email', 'offline_access'], 2],
+    );
+    await page.getByRole('row').filter({ hasText: 'Shop app' }).getByRole('cell', { name: 'openid, email, offline_access', exact: true }).waitFor();
+  });
 });

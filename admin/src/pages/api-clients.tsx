@@ -148,7 +148,7 @@ export function ApiClientsPage() {
       />
       {pages.page?.items.length === 0 && <p>No API clients yet.</p>}
       <Pager pages={pages} noun="API client" label="API clients" />
-      {shown && shown.type !== 'service' && <AppClientDetails key={shown.id} app={shown} />}
+      {shown && shown.type !== 'service' && <AppClientDetails key={shown.id} app={shown} onChanged={replaceRow} />}
       {shown && shown.type !== 'public' && (
         <section class="card" aria-labelledby="secrets-title">
           <h2 id="secrets-title">Secrets of {shown.name}</h2>

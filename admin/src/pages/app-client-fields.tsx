@@ -47,6 +47,26 @@ export function appBody(settings: AppSettings) {
   };
 }
 
+/** An app's settings as a merge patch: what was emptied goes back to the API's default (no logo, no sign-out URIs). */
+export function appPatch(settings: AppSettings) {
+  return {
+    redirect_uris: lines(settings.redirectUris),
+    post_logout_redirect_uris: lines(settings.postLogoutRedirectUris),
+    first_party: settings.firstParty,
+    logo_uri: settings.logoUri.trim() || null,
+    id_token_signed_response_alg: settings.idTokenAlgorithm,
+  };
+}
+
+/** A saved app's settings as the form types them. */
+export const settingsOf = (app: { redirect_uris: string[]; post_logout_redirect_uris: string[]; first_party: boolean; logo_uri: string | null; id_token_signed_response_alg: string | null }): AppSettings => ({
+  redirectUris: app.redirect_uris.join('\n'),
+  postLogoutRedirectUris: app.post_logout_redirect_uris.join('\n'),
+  firstParty: app.first_party,
+  logoUri: app.logo_uri ?? '',
+  idTokenAlgorithm: app.id_token_signed_response_alg === 'EdDSA' ? 'EdDSA' : 'RS256',
+});
+
 /** Service, confidential app or public app: set once, when the client is made. */
 export function ClientTypeChoice(props: { value: ClientType; onChange: (type: ClientType) => void }) {
   return (
