@@ -116,4 +116,23 @@ describe('admin console: how people sign in, in a real browser', { skip: noChrom
     await ui.shoot('user-sign-in-390', 390);
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
   });
+
+  it('gives a customer the same: the apps they allowed, withdrawn from the staff-only page, without sideways scrolling at 390px', async () => {
+    const { page } = ui;
+    const customer = await createUser(ui.testApp.app, { name: 'Cleo Customer' });
+    const partner = await ui.db().selectFrom('api_clients').select('id').where('name', '=', 'Partner shop').executeTakeFirstOrThrow();
+    await inTransaction(ui.db(), (trx) => grantConsent(trx, customer.id, partner.id, ['openid', 'email'], SERVICE_CONTEXT));
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await ui.logIn(customer.email, customer.password);
+    await page.getByRole('heading', { name: 'This console is for staff' }).waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const apps = page.getByRole('region', { name: 'Apps you allowed' });
+    await apps.getByRole('button', { name: "Withdraw Partner shop's access…" }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Withdraw access' }).click();
+    await apps.getByText(/^No app has your consent/).waitFor();
+    assert.deepEqual(await ui.db().selectFrom('app_consents').select('client_id').where('user_id', '=', customer.id).execute(), []);
+    await page.getByRole('region', { name: 'How you sign in' }).getByText('none linked').waitFor();
+    assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');
+    assert.deepEqual(await ui.accessibilityViolations(), [], 'the staff-only page with sign-in and apps');
+  });
 });
