@@ -6,6 +6,7 @@ import { forgetNames } from './names';
 import { AccountLinkPage } from './pages/account-links';
 import { ApiClientsPage } from './pages/api-clients';
 import { EventsPage } from './pages/events';
+import { IdentityProvidersPage } from './pages/identity-providers';
 import { ImportsPage } from './pages/imports';
 import { LoginPage } from './pages/login';
 import { ProfilePage } from './pages/profile';
@@ -68,6 +69,7 @@ function Screen() {
     ['/events', 'Audit log'],
     ['/webhooks', 'Webhooks'],
     ['/clients', 'API clients'],
+    ['/identity-providers', 'Identity providers'],
   ];
   // The navigation's sections, in order: path and label.
   const sections: [string, string][] = [['/variants', 'Variants'], ['/imports', 'Imports'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
@@ -84,6 +86,8 @@ function Screen() {
     <WebhooksPage />
   ) : route.path === '/clients' && isAdmin ? (
     <ApiClientsPage />
+  ) : route.path === '/identity-providers' && isAdmin ? (
+    <IdentityProvidersPage />
   ) : route.path === '/profile' ? (
     <ProfilePage me={me} onChanged={setMe} />
   ) : (

@@ -7,6 +7,7 @@ import { DataTable } from '../data-table';
 import { OneTimeSecret } from '../one-time-secret';
 import { Pager, usePages } from '../pages-list';
 import { NewApiClient } from './api-client-form';
+import { AppClientDetails, clientTypeLabel } from './app-client-details';
 
 /** How long a client's other secrets keep working after a new one is made (API.md: `expire_others_in`). */
 const OVERLAPS = [
@@ -111,9 +112,10 @@ export function ApiClientsPage() {
         items={pages.page?.items ?? []}
         columns={[
           { label: 'Name', cell: (apiClient) => apiClient.name },
+          { label: 'Kind', cell: (apiClient) => clientTypeLabel(apiClient.type) },
           // The client_id that POST /api/oauth/token takes with a secret.
           { label: 'Client id', wraps: true, cell: (apiClient) => <CopyableId id={apiClient.id} what={`client id of ${apiClient.name}`} /> },
-          { label: 'Secrets', cell: (apiClient) => apiClient.secrets.map((secret) => `${secret.prefix}…`).join(', ') || 'none' },
+          { label: 'Secrets', cell: (apiClient) => (apiClient.type === 'public' ? 'none (public app)' : apiClient.secrets.map((secret) => `${secret.prefix}…`).join(', ') || 'none') },
           { label: 'Scopes', cell: (apiClient) => apiClient.scopes.join(', ') },
           { label: 'Status', cell: (apiClient) => apiClient.status },
           { label: 'Last used', cell: (apiClient) => formatTime(apiClient.last_used_at) },
@@ -121,12 +123,21 @@ export function ApiClientsPage() {
             label: 'Actions',
             cell: (apiClient) => (
               <div class="actions">
-                <button type="button" class="secondary" aria-expanded={open === apiClient.id} aria-label={`Secrets of ${apiClient.name}`} onClick={() => setOpen(open === apiClient.id ? undefined : apiClient.id)}>
-                  Secrets
+                {/* An app's button opens its settings (and a confidential app's secrets); a public app has no secret to make. */}
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-expanded={open === apiClient.id}
+                  aria-label={`${apiClient.type === 'service' ? 'Secrets' : 'Details'} of ${apiClient.name}`}
+                  onClick={() => setOpen(open === apiClient.id ? undefined : apiClient.id)}
+                >
+                  {apiClient.type === 'service' ? 'Secrets' : 'Details'}
                 </button>
-                <button type="button" class="secondary" aria-label={`New secret for ${apiClient.name}…`} onClick={() => roll(apiClient)}>
-                  New secret…
-                </button>
+                {apiClient.type !== 'public' && (
+                  <button type="button" class="secondary" aria-label={`New secret for ${apiClient.name}…`} onClick={() => roll(apiClient)}>
+                    New secret…
+                  </button>
+                )}
                 <button type="button" class="secondary" aria-label={`${apiClient.status === 'active' ? 'Disable' : 'Enable'} ${apiClient.name}…`} onClick={() => toggle(apiClient)}>
                   {apiClient.status === 'active' ? 'Disable…' : 'Enable…'}
                 </button>
@@ -140,7 +151,8 @@ export function ApiClientsPage() {
       />
       {pages.page?.items.length === 0 && <p>No API clients yet.</p>}
       <Pager pages={pages} noun="API client" label="API clients" />
-      {shown && (
+      {shown && shown.type !== 'service' && <AppClientDetails key={shown.id} app={shown} onChanged={replaceRow} />}
+      {shown && shown.type !== 'public' && (
         <section class="card" aria-labelledby="secrets-title">
           <h2 id="secrets-title">Secrets of {shown.name}</h2>
           <p>

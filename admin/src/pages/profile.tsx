@@ -4,6 +4,8 @@ import { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, asApiError } from '../components';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
 import { OwnAccount } from './own-account';
+import { OwnAppConsents } from './own-app-consents';
+import { OwnSignIn } from './own-sign-in';
 import { SecondFactors } from './second-factors';
 
 export function ProfilePage(props: { me: User; onChanged: (user: User) => void }) {
@@ -74,8 +76,10 @@ export function ProfilePage(props: { me: User; onChanged: (user: User) => void }
         {passwordChanged && <p role="status">Password changed; other sessions were signed out.</p>}
         <button type="submit">Change password</button>
       </form>
+      <OwnSignIn me={props.me} />
       <MySessions />
       <SecondFactors />
+      <OwnAppConsents />
       <OwnAccount />
     </section>
   );

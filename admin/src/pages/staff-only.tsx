@@ -1,6 +1,8 @@
 import { signOut, type User } from '../api';
 import { displayName } from '../components';
 import { OwnAccount } from './own-account';
+import { OwnAppConsents } from './own-app-consents';
+import { OwnSignIn } from './own-sign-in';
 import { SecondFactors } from './second-factors';
 
 /** Customers can sign in to the API, but the console has nothing for them. */
@@ -15,7 +17,9 @@ export function StaffOnlyPage(props: { me: User }) {
       <button type="button" onClick={() => void signOut()}>
         Log out
       </button>
+      <OwnSignIn me={props.me} />
       <SecondFactors />
+      <OwnAppConsents />
       <OwnAccount />
     </main>
   );

@@ -8,6 +8,7 @@ import { formatMoney, parseAmount } from '../money';
 import { Pager, usePages } from '../pages-list';
 import { SessionsTable, endSessionMessage } from '../sessions-table';
 import { UserPrivacy } from './user-privacy';
+import { UserSignIn } from './user-sign-in';
 
 /**
  * One user's page. main.tsx keys it by the user's id, so moving to another user starts from
@@ -129,6 +130,7 @@ export function UserDetailPage(props: { id: string; me: User }) {
       )}
       {isAdmin && <AccessForm user={user} onChanged={setUser} ask={confirmation.ask} />}
       {isAdmin && <BalanceForm user={user} onChanged={setUser} ask={confirmation.ask} />}
+      <UserSignIn user={user} isAdmin={isAdmin} />
       {isAdmin && <Sessions user={user} ask={confirmation.ask} />}
       {isAdmin && <UserPrivacy user={user} ask={confirmation.ask} />}
       {(isAdmin || props.me.id === user.id) && <Ledger user={user} />}
