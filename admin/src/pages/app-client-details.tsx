@@ -31,7 +31,7 @@ export function AppClientDetails(props: { app: ApiClient; onChanged: (app: ApiCl
       <dl class="facts">
         <dt>Client id</dt>
         <dd>
-          <CopyableId id={app.id} what={`the client id of ${app.name}`} />
+          <CopyableId id={app.id} what={`client id of ${app.name}`} />
         </dd>
         <dt>Kind</dt>
         <dd>{app.type === 'public' ? 'Public app: no secret; it signs users in with PKCE alone.' : 'Confidential app: its back end authenticates with a secret.'}</dd>

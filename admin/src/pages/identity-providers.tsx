@@ -100,7 +100,7 @@ export function IdentityProvidersPage() {
           { label: 'Scopes', cell: (provider) => provider.scopes.join(' ') },
           { label: 'Links by email', cell: (provider) => (provider.link_by_verified_email ? 'yes, when verified' : 'no') },
           { label: 'Status', cell: (provider) => (provider.enabled ? 'enabled' : 'disabled') },
-          { label: 'Callback URL', wraps: true, cell: (provider) => <CopyableId id={callbackUrl(provider)} what={`the callback URL of ${provider.name}`} /> },
+          { label: 'Callback URL', wraps: true, cell: (provider) => <CopyableId id={callbackUrl(provider)} what={`callback URL of ${provider.name}`} /> },
           {
             label: 'Actions',
             cell: (provider) => (

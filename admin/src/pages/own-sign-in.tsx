@@ -3,6 +3,7 @@ import { client, reply, type ApiError, type SecondFactorStatus, type User } from
 import { ProblemMessage, asApiError, formatTime } from '../components';
 import { useConfirmation } from '../confirmation';
 import { DataTable } from '../data-table';
+import { ConnectProvider } from './connect-provider';
 import type { LinkedIdentity } from '../sign-in-types';
 
 const count = (number: number, one: string, many: string) => `${number} ${number === 1 ? one : many}`;
@@ -99,8 +100,7 @@ export function OwnSignIn(props: { me: User }) {
             ]}
           />
         )}
-        {/* CONNECT A PROVIDER: the "Connect" button goes here, once POST /api/users/profile/identities/connect
-            (answering {authorization_url}) exists; it sends the browser there, and the account comes back linked. */}
+        {identities && <ConnectProvider linkedProviderIds={identities.map((identity) => identity.provider_id)} />}
       </section>
     </section>
   );
