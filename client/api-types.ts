@@ -1872,6 +1872,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{id}/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identities at other providers linked to a user (admin)
+         * @description As GET /api/users/profile/identities, for any user: what the console's page of a user shows. Read only: unlinking is the user's (deleting the provider removes every identity of it). Admins, with a direct sign-in; the contract names no such route, and the list is no more than a data export holds. 404 for no such user.
+         *
+         *     Who: admin; users only (API clients are refused).
+         */
+        get: operations["listUserIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/profile/identities/{id}": {
         parameters: {
             query?: never;
@@ -2026,6 +2048,28 @@ export interface paths {
          *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listMyAppConsents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The third-party apps a user allowed (admin)
+         * @description As GET /api/users/profile/apps, for any user: what the console's page of a user shows. Read only: a consent is the user's to withdraw (an admin ends an app's access by disabling the app, or signs the user out). Admins, with a direct sign-in; the contract names no such route, and the list is no more than a data export holds. 404 for no such user.
+         *
+         *     Who: admin; users only (API clients are refused).
+         */
+        get: operations["listUserAppConsents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -19635,6 +19679,137 @@ export interface operations {
             };
         };
     };
+    listUserIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *           "provider_id": "0b6f2c1e-5d4a-4e3b-9c8d-7a6b5c4d3e2f",
+                     *           "provider_name": "Google",
+                     *           "email": "ada@example.com",
+                     *           "linked_at": "2026-11-29T08:00:00.000Z",
+                     *           "last_used_at": "2026-11-29T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Oldest link first; not paged (one per provider and account there). */
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            provider_id: string;
+                            /** @description The provider's name. */
+                            provider_name: string;
+                            /** @description The email the provider gave when the identity was linked, or null when it gave none. */
+                            email: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC.
+                             * @example 2026-11-21T20:25:00.000Z
+                             */
+                            linked_at: string;
+                            /** @description When it last signed the user in, or null when it never has. */
+                            last_used_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     unlinkMyIdentity: {
         parameters: {
             query?: never;
@@ -20493,6 +20668,141 @@ export interface operations {
                 headers: {
                     /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget refills. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; only a request id is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUserAppConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID, in any letter case.
+                 * @example 3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "client_id": "5d1c2b3a-0f9e-4d8c-b7a6-1e2f3a4b5c6d",
+                     *           "name": "Partner shop",
+                     *           "logo_uri": "https://partner.example.com/logo.png",
+                     *           "scopes": [
+                     *             "openid",
+                     *             "email",
+                     *             "offline_access"
+                     *           ],
+                     *           "granted_at": "2026-11-21T20:25:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest grant first; apps since deleted are left out. */
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description The app.
+                             */
+                            client_id: string;
+                            /** @description The app's name. */
+                            name: string;
+                            /** @description The app's logo (https), or null. */
+                            logo_uri: string | null;
+                            /** @description The scopes as granted, `openid` included. */
+                            scopes: string[];
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC.
+                             * @example 2026-11-21T20:25:00.000Z
+                             */
+                            granted_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Validation failed, malformed JSON, or an invalid parameter or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a refused token. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this, or the account is suspended. */
+            403: {
+                headers: {
+                    /** @description With `insufficient_scope`: `Bearer error="insufficient_scope", scope="<the scope>"` (RFC 6750); with `step_up_required`: `Bearer error="insufficient_user_authentication", max_age=<seconds>` (RFC 9470). Absent otherwise. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,7 +4,8 @@ import { contextOf } from '../events/event-recorder.js';
 import { IdParams } from '../http/common-schemas.js';
 import { notFound } from '../http/errors.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
+import { ADMIN, ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
+import { findUserById } from '../users/user-service.js';
 import { identitiesOfUser } from './identity-repository.js';
 import { toIdentityResponse } from './identity-response.js';
 import { IdentityListSchema } from './identity-schemas.js';
@@ -32,6 +33,32 @@ export const identityRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const rows = await access.readPage((db) => identitiesOfUser(db, access.ownUserId));
+      return { items: rows.map(toIdentityResponse) };
+    },
+  );
+
+  app.get(
+    '/api/users/:id/identities',
+    {
+      config: { access: { roles: ADMIN } },
+      schema: {
+        operationId: 'listUserIdentities',
+        tags: ['users'],
+        summary: "The identities at other providers linked to a user (admin)",
+        description:
+          "As GET /api/users/profile/identities, for any user: what the console's page of a user shows. Read only: unlinking is the " +
+          "user's (deleting the provider removes every identity of it). Admins, with a direct sign-in; the contract names no such " +
+          'route, and the list is no more than a data export holds. 404 for no such user.',
+        params: IdParams,
+        response: { 200: IdentityListSchema, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const userId = request.params.id.toLowerCase();
+      const rows = await request.access.transaction(async (trx) => {
+        if (!(await findUserById(trx, userId))) throw notFound('user');
+        return identitiesOfUser(trx, userId).execute();
+      });
       return { items: rows.map(toIdentityResponse) };
     },
   );

@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import { contextOf } from '../events/event-recorder.js';
 import { notFound } from '../http/errors.js';
 import { problemResponses } from '../http/problem-schema.js';
-import { ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
+import { IdParams } from '../http/common-schemas.js';
+import { ADMIN, ANY_ROLE, type AccessRule } from '../sessions/access-rule.js';
+import { findUserById } from '../users/user-service.js';
 import { consentsOfUser } from './consent-repository.js';
 import { toConsentResponse } from './consent-response.js';
 import { ConsentListSchema, ConsentParams } from './consent-schemas.js';
@@ -31,6 +33,32 @@ export const consentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { access } = request;
       const rows = await access.readPage((db) => consentsOfUser(db, access.ownUserId));
+      return { items: rows.map(toConsentResponse) };
+    },
+  );
+
+  app.get(
+    '/api/users/:id/apps',
+    {
+      config: { access: { roles: ADMIN } },
+      schema: {
+        operationId: 'listUserAppConsents',
+        tags: ['users'],
+        summary: 'The third-party apps a user allowed (admin)',
+        description:
+          "As GET /api/users/profile/apps, for any user: what the console's page of a user shows. Read only: a consent is the " +
+          "user's to withdraw (an admin ends an app's access by disabling the app, or signs the user out). Admins, with a " +
+          'direct sign-in; the contract names no such route, and the list is no more than a data export holds. 404 for no such user.',
+        params: IdParams,
+        response: { 200: ConsentListSchema, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const userId = request.params.id.toLowerCase();
+      const rows = await request.access.transaction(async (trx) => {
+        if (!(await findUserById(trx, userId))) throw notFound('user');
+        return consentsOfUser(trx, userId).execute();
+      });
       return { items: rows.map(toConsentResponse) };
     },
   );

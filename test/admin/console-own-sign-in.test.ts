@@ -88,7 +88,7 @@ describe('admin console: how people sign in, in a real browser', { skip: noChrom
     assert.equal(await isActive(), false, "the app's session for the user ended");
   });
 
-  it("shows staff whether another user has a password, and admins the history of their linked accounts and apps", async () => {
+  it("shows staff whether another user has a password, and admins what is linked now and its history", async () => {
     const { page } = ui;
     // As a sign-up by email code or another provider leaves an account: no password.
     await ui.db().updateTable('users').set({ password_hash: null }).where('id', '=', manager.id).execute();
@@ -98,6 +98,11 @@ describe('admin console: how people sign in, in a real browser', { skip: noChrom
     await page.goto(`${ui.baseUrl}/admin/#/users/${manager.id}`);
     const section = page.getByRole('region', { name: 'Sign-in' });
     await section.getByTestId('has-password').getByText(/^none: signs in by email code/).waitFor();
+    // What is linked now: Apple (Google was unlinked), and no app (the consent was withdrawn).
+    const now = section.getByRole('region', { name: 'Linked now' });
+    await now.getByRole('cell', { name: 'Apple', exact: true }).waitFor();
+    assert.deepEqual(await now.locator('tbody td[data-label="Provider"]').allInnerTexts(), ['Apple']);
+    await now.getByText('No app allowed.').waitFor();
     const history = section.getByRole('region', { name: 'Linked accounts and apps: history' });
     await history.getByText('Withdrew the consent of Partner shop (API client)').waitFor();
     const lines = await history.locator('tbody td[data-label="What"]').allInnerTexts();

@@ -45,6 +45,13 @@ describe("the profile's identities", () => {
     const [linked] = await eventsOf(owner.id, 'user.identity_linked');
     assert.deepEqual(linked?.data, { provider_id: google, identity_id: first.id });
     assert.equal((await fixture.app.inject({ method: 'GET', url: '/api/users/profile/identities' })).statusCode, 401);
+
+    // An admin reads the same list of any user (the console's page of a user); others may not; an unknown user is 404.
+    const asAdmin = await fixture.app.inject({ method: 'GET', url: `/api/users/${owner.id}/identities`, headers: fixture.admin.auth });
+    assert.equal(asAdmin.statusCode, 200, asAdmin.body);
+    assert.deepEqual(asAdmin.json(), listed.json());
+    assert.equal((await fixture.app.inject({ method: 'GET', url: `/api/users/${owner.id}/identities`, headers: stranger.auth })).statusCode, 403);
+    assert.equal(problemOf(await fixture.app.inject({ method: 'GET', url: `/api/users/${randomUUID()}/identities`, headers: fixture.admin.auth })).code, 'not_found');
   });
 
   it('unlinks one of the caller\'s identities (204, user.identity_unlinked); another user\'s or an unknown one is 404 and stays', async () => {

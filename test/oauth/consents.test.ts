@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { contextOf } from '../../src/events/event-recorder.js';
@@ -41,6 +42,15 @@ describe("a user's app consents", () => {
       ],
     });
     assert.deepEqual((await list((await createUser(fixture.app)).auth)).json(), { items: [] });
+
+    // An admin reads the same list of any user (the console's page of a user); others may not; an unknown user is 404.
+    const asAdmin = await fixture.app.inject({ method: 'GET', url: `/api/users/${customer.id}/apps`, headers: fixture.admin.auth });
+    assert.equal(asAdmin.statusCode, 200, asAdmin.body);
+    assert.deepEqual(asAdmin.json(), reply.json());
+    assert.equal((await fixture.app.inject({ method: 'GET', url: `/api/users/${customer.id}/apps`, headers: other.auth })).statusCode, 403);
+    const manager = await createUser(fixture.app, { role: 'manager', admin: fixture.admin });
+    assert.equal((await fixture.app.inject({ method: 'GET', url: `/api/users/${customer.id}/apps`, headers: manager.auth })).statusCode, 403);
+    assert.equal(problemOf(await fixture.app.inject({ method: 'GET', url: `/api/users/${randomUUID()}/apps`, headers: fixture.admin.auth })).code, 'not_found');
   });
 
   it("withdraws a consent: the app's sessions for the user end, user.app_revoked is recorded; 404 when there is none", async () => {

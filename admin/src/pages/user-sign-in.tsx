@@ -1,8 +1,10 @@
-import { client, type ShopEvent, type User } from '../api';
-import { formatTime } from '../components';
+import { useEffect, useState } from 'preact/hooks';
+import { client, reply, type ApiError, type ShopEvent, type User } from '../api';
+import { ProblemMessage, asApiError, formatTime } from '../components';
 import { DataTable } from '../data-table';
 import { ActorName, NameOf } from '../names';
 import { Pager, usePages } from '../pages-list';
+import type { AppConsent, LinkedIdentity } from '../sign-in-types';
 
 /** The audit events of a person's linked accounts and app consents (API.md sections 18 and 20). */
 const LINK_EVENTS = 'user.identity_linked,user.identity_unlinked,user.app_authorized,user.app_revoked';
@@ -34,9 +36,9 @@ function WhatHappened(props: { event: ShopEvent }) {
 
 /**
  * How a user signs in, as staff may see it: whether the account has a password (API.md section
- * 19), and, for admins, the history of its linked accounts and app consents from the audit log.
- * The API lists a person's current linked accounts and consents to that person only (their
- * profile), so this page shows what happened rather than what is linked now.
+ * 19), and, for admins, the accounts of other providers and the apps linked to it now (GET
+ * /api/users/{id}/identities and /apps, read only: unlinking and withdrawing are the person's),
+ * with their history from the audit log.
  */
 export function UserSignIn(props: { user: User; isAdmin: boolean }) {
   const { user } = props;
@@ -47,6 +49,7 @@ export function UserSignIn(props: { user: User; isAdmin: boolean }) {
         <dt>Password</dt>
         <dd data-testid="has-password">{user.has_password ? 'set' : 'none: signs in by email code, a passkey or a linked account (a password reset sets one)'}</dd>
       </dl>
+      {props.isAdmin && <LinkedNow user={user} />}
       {props.isAdmin && <LinkHistory user={user} />}
     </section>
   );
@@ -57,7 +60,7 @@ function LinkHistory(props: { user: User }) {
   return (
     <section aria-labelledby="link-history-title">
       <h3 id="link-history-title">Linked accounts and apps: history</h3>
-      <p class="hint">Only the person sees which accounts and apps are linked now (on their profile); this is what the audit log recorded.</p>
+      <p class="hint">What the audit log recorded: accounts linked and unlinked, apps allowed and withdrawn. Only the person unlinks or withdraws.</p>
       {pages.page?.items.length === 0 && <p>No account of another provider was ever linked, and no app was ever allowed.</p>}
       <DataTable
         compact
@@ -69,6 +72,53 @@ function LinkHistory(props: { user: User }) {
         ]}
       />
       <Pager pages={pages} noun="event" label="Linked accounts and apps: history" />
+    </section>
+  );
+}
+
+/** The accounts of other providers and the apps linked to the user now. */
+function LinkedNow(props: { user: User }) {
+  const [identities, setIdentities] = useState<LinkedIdentity[]>();
+  const [apps, setApps] = useState<AppConsent[]>();
+  const [error, setError] = useState<ApiError>();
+  useEffect(() => {
+    const path = { params: { path: { id: props.user.id } } };
+    Promise.all([reply(client.GET('/api/users/{id}/identities', path)), reply(client.GET('/api/users/{id}/apps', path))])
+      .then(([linked, allowed]) => {
+        setIdentities(linked.body.items);
+        setApps(allowed.body.items);
+      })
+      .catch((caught) => setError(asApiError(caught)));
+  }, [props.user.id]);
+  return (
+    <section aria-labelledby="linked-now-title">
+      <h3 id="linked-now-title">Linked now</h3>
+      <ProblemMessage error={error} />
+      {identities?.length === 0 && <p>No account of another provider.</p>}
+      {identities && identities.length > 0 && (
+        <DataTable
+          compact
+          items={identities}
+          columns={[
+            { label: 'Provider', cell: (identity) => identity.provider_name },
+            { label: 'Email there', wraps: true, cell: (identity) => identity.email ?? '—' },
+            { label: 'Linked', cell: (identity) => formatTime(identity.linked_at) },
+            { label: 'Last sign-in', cell: (identity) => formatTime(identity.last_used_at) },
+          ]}
+        />
+      )}
+      {apps?.length === 0 && <p>No app allowed.</p>}
+      {apps && apps.length > 0 && (
+        <DataTable
+          compact
+          items={apps.map((app) => ({ ...app, id: app.client_id }))}
+          columns={[
+            { label: 'App', cell: (app) => app.name },
+            { label: 'Scopes', wraps: true, cell: (app) => app.scopes.join(', ') },
+            { label: 'Allowed', cell: (app) => formatTime(app.granted_at) },
+          ]}
+        />
+      )}
     </section>
   );
 }
