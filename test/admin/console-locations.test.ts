@@ -196,6 +196,27 @@ describe('admin console: stock locations, transfers and reallocation, in a real 
     await checkScreen('reservation');
   });
 
+  it('deletes an empty location after confirming, and says why one that holds stock stays', async () => {
+    const { page } = ui;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Locations' }).click();
+    await page.getByRole('button', { name: 'Delete berlin-1…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Delete location' }).click();
+    await dialog.getByRole('alert').getByText('(location_not_empty)').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await locationByCode('berlin-1')).code, 'berlin-1', 'a location holding stock stays');
+
+    const create = page.getByRole('form', { name: 'New location' });
+    await create.getByLabel('Code').fill('spare');
+    await create.getByLabel('Name').fill('Spare room');
+    await create.getByRole('button', { name: 'Create location' }).click();
+    await page.getByRole('status').getByText('Created spare.').waitFor();
+    await page.getByRole('button', { name: 'Delete spare…' }).click();
+    await dialog.getByRole('button', { name: 'Delete location' }).click();
+    await page.getByRole('status').getByText('Deleted spare.').waitFor();
+    assert.equal((await ui.db().selectFrom('locations').select('id').where('code', '=', 'spare').execute()).length, 0);
+  });
+
   it('shows a manager the locations without the forms that only admins may use', async () => {
     const { page } = ui;
     const manager = await createUser(ui.testApp.app, { role: 'manager' });
