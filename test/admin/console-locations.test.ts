@@ -194,6 +194,12 @@ describe('admin console: stock locations, transfers and reallocation, in a real 
     ]);
     await line.getByRole('row', { name: /berlin-1/ }).waitFor();
     await checkScreen('reservation');
+
+    // The variant's panel links each reservation holding it to this page.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Variants' }).click();
+    await page.getByRole('button', { name: 'Open LOC-SHIRT-M' }).click();
+    await page.getByRole('complementary').getByRole('link', { name: 'cart-5150' }).click();
+    await page.getByRole('region', { name: 'Reservation cart-5150' }).getByRole('form', { name: 'Reallocate line 1' }).waitFor();
   });
 
   it('deletes an empty location after confirming, and says why one that holds stock stays', async () => {
