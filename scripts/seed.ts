@@ -6,7 +6,12 @@
  *
  * Settings, from the environment or ./.env as `npm start` reads them: BASE (default
  * http://127.0.0.1:3000), ADMIN_EMAIL (default admin@localhost, the first admin `npm start`
- * creates) and ADMIN_PASSWORD (required). It calls the API through the typed client in client/.
+ * creates) and ADMIN_PASSWORD (required), and ADMIN_TOTP_SECRET, the base32 secret of the
+ * admin's authenticator app, once the admin has one (docs/api.md enrols one): the seed then
+ * answers the login's `mfa_required` with the app's code. Or, instead of the admin, an API
+ * client by its secret (SEED_CLIENT_SECRET, `shop_sk_…`), holding the scopes the seed uses
+ * (SEED_CLIENT_SCOPES below): then no password or second factor is needed. It calls the API
+ * through the typed client in client/.
  *
  * A rerun adds nothing that is already there: a 409 `sku_taken` or `email_taken` means "made
  * before"; a balance change is skipped when the customer's ledger already holds its reason,
@@ -17,6 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import dotenv from 'dotenv';
+import { Secret, TOTP } from 'otpauth';
 import { createShopClient, NetworkError, ProblemError, reply, type Problem } from '../client/shop-client.js';
 import { customers, products, reservations, skuOf, variantNameOf, type ReservationPlan } from './seed-data.js';
 
@@ -28,6 +34,10 @@ dotenv.config({ quiet: true });
 const base = (process.env.BASE || 'http://127.0.0.1:3000').replace(/\/+$/, '');
 const adminEmail = process.env.ADMIN_EMAIL || 'admin@localhost';
 const adminPassword = process.env.ADMIN_PASSWORD;
+const adminTotpSecret = process.env.ADMIN_TOTP_SECRET?.replace(/\s+/g, '').toUpperCase();
+const seedClientSecret = process.env.SEED_CLIENT_SECRET;
+/** What the seed does, as an API client's scopes: make variants and reservations, read users and ledgers, credit balances. */
+const SEED_CLIENT_SCOPES = ['variants:read', 'variants:write', 'inventory:read', 'reservations:write', 'users:read', 'balance:read', 'balance:write'];
 let accessToken: string | undefined;
 
 const client = createShopClient({ baseUrl: base, accessToken: () => accessToken, fetch: (request) => fetch(request, { signal: AbortSignal.timeout(30_000) }) });
@@ -62,16 +72,51 @@ async function must<Body>(what: string, call: Call<Body>): Promise<Body> {
   return problem ? refused(what, problem) : (body as Body);
 }
 
+/** The code an authenticator app shows for ADMIN_TOTP_SECRET, `ahead` 30-second steps from now (RFC 6238 as API.md section 12 fixes it). */
+function totpCode(ahead: number): string {
+  if (!/^[A-Z2-7]+=*$/.test(adminTotpSecret ?? '')) throw new SeedStop('ADMIN_TOTP_SECRET is not a base32 secret (letters A to Z and digits 2 to 7, as the enrolment showed it)');
+  return TOTP.generate({ secret: Secret.fromBase32(adminTotpSecret!), algorithm: 'SHA1', digits: 6, period: 30, timestamp: Date.now() + ahead * 30_000 });
+}
+
+/**
+ * The login's second step with the app's code. Each code is good once, so when the current one
+ * was just used (by a person, or by the docs' walkthrough) the next step's code, which the
+ * service also accepts, is tried; if both were used, waiting for the next code is the way.
+ */
+async function secondStep(mfaToken: string): Promise<string> {
+  for (const ahead of [0, 1]) {
+    const { body, problem } = await attempt(client.POST('/api/auth/login/mfa', { body: { mfa_token: mfaToken, code: totpCode(ahead) } }));
+    if (body) return body.access_token;
+    if (problem.code !== 'invalid_mfa_code') refused('POST /api/auth/login/mfa', problem);
+  }
+  throw new SeedStop(
+    `the codes of ADMIN_TOTP_SECRET were refused (invalid_mfa_code): each code is good once, so wait 30 seconds for the next and run the seed again; if it fails again, the secret is not ${adminEmail}'s`,
+  );
+}
+
 async function logIn(): Promise<void> {
+  if (seedClientSecret) {
+    // A client's secret is a bearer token itself (docs/api.md, "Connect a service"); a cheap read tells a wrong one at once.
+    accessToken = seedClientSecret;
+    const { problem } = await attempt(client.GET('/api/variants', { params: { query: { limit: 1 } } }));
+    if (problem) throw new SeedStop(`SEED_CLIENT_SECRET was refused at ${base}: ${problem.status} ${problem.code} (${problem.detail}); it needs the scopes ${SEED_CLIENT_SCOPES.join(', ')}`);
+    return;
+  }
   const { body, problem } = await attempt(client.POST('/api/auth/login', { body: { email: adminEmail, password: adminPassword! } }));
   if (body && 'access_token' in body) {
     accessToken = body.access_token;
     return;
   }
   const code = problem?.code ?? 'mfa_required';
+  if (code === 'mfa_required' && adminTotpSecret && problem?.mfa_token && problem.methods?.includes('totp')) {
+    accessToken = await secondStep(problem.mfa_token);
+    return;
+  }
   const hints: Record<string, string> = {
     invalid_credentials: 'check ADMIN_EMAIL and ADMIN_PASSWORD',
-    mfa_required: 'this account has a second factor and the seed signs in with a password only; use an admin without one',
+    mfa_required: adminTotpSecret
+      ? 'this account has no authenticator app to answer with ADMIN_TOTP_SECRET'
+      : "this account has a second factor: set ADMIN_TOTP_SECRET to its authenticator app's secret, or sign in as an API client with SEED_CLIENT_SECRET",
     not_found: `no login route there; set BASE to the service's root, such as http://127.0.0.1:3000`,
   };
   const hint = hints[code] ?? problem?.detail ?? 'no detail';
@@ -180,8 +225,8 @@ async function seedReservation(plan: ReservationPlan, idsBySku: Map<string, stri
 }
 
 async function seed(): Promise<void> {
-  if (!adminPassword) {
-    throw new SeedStop("ADMIN_PASSWORD is not set: run `ADMIN_PASSWORD='…' npm run seed` with the password the first `npm start` printed");
+  if (!adminPassword && !seedClientSecret) {
+    throw new SeedStop("ADMIN_PASSWORD is not set: run `ADMIN_PASSWORD='…' npm run seed` with the password the first `npm start` printed, or sign in as an API client with SEED_CLIENT_SECRET");
   }
   if (!/^https?:\/\/[^/]/.test(base)) throw new SeedStop(`BASE must be the service's http(s) address, such as http://127.0.0.1:3000, not "${base}"`);
   await logIn();

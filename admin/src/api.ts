@@ -111,3 +111,5 @@ export type ClientSecret = Schemas['ClientSecret'];
 export type MfaFactor = Schemas['MfaFactor'];
 export type VariantImport = Schemas['VariantImport'];
 export type SecondFactorStatus = paths['/api/auth/mfa']['get']['responses'][200]['content']['application/json'];
+export type StockLocation = Schemas['Location'];
+export type VariantStock = Schemas['VariantStock'];

@@ -8,9 +8,12 @@ import { ApiClientsPage } from './pages/api-clients';
 import { EventsPage } from './pages/events';
 import { IdentityProvidersPage } from './pages/identity-providers';
 import { ImportsPage } from './pages/imports';
+import { LocationsPage } from './pages/locations';
 import { LoginPage } from './pages/login';
 import { ProfilePage } from './pages/profile';
+import { ReservationsPage } from './pages/reservations';
 import { StaffOnlyPage } from './pages/staff-only';
+import { StockTransfersPage } from './pages/stock-transfers';
 import { UserDetailPage } from './pages/user-detail';
 import { UsersPage } from './pages/users';
 import { VariantsPage } from './pages/variants';
@@ -71,11 +74,23 @@ function Screen() {
     ['/clients', 'API clients'],
     ['/identity-providers', 'Identity providers'],
   ];
+  // API.md section 21: every member of staff reads locations, moves stock and reallocates reservations.
+  const stockSections: [string, string][] = [
+    ['/locations', 'Locations'],
+    ['/transfers', 'Transfers'],
+    ['/reservations', 'Reservations'],
+  ];
   // The navigation's sections, in order: path and label.
-  const sections: [string, string][] = [['/variants', 'Variants'], ['/imports', 'Imports'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
+  const sections: [string, string][] = [['/variants', 'Variants'], ...stockSections, ['/imports', 'Imports'], ['/users', 'Users'], ...(isAdmin ? adminOnly : []), ['/profile', 'My profile']];
   const shown = userMatch ? '/users' : (sections.find(([path]) => path === route.path)?.[0] ?? '/variants');
   const page = userMatch ? (
     <UserDetailPage key={userMatch[1]} id={userMatch[1]!} me={me} />
+  ) : route.path === '/locations' ? (
+    <LocationsPage canChange={isAdmin} />
+  ) : route.path === '/transfers' ? (
+    <StockTransfersPage />
+  ) : route.path === '/reservations' ? (
+    <ReservationsPage openId={route.query.get('id') ?? undefined} />
   ) : route.path === '/imports' ? (
     <ImportsPage />
   ) : route.path === '/users' ? (

@@ -7,6 +7,7 @@ import { ProblemSchema } from './problem-schema.js';
 import type { FastifyContextConfig } from 'fastify';
 import { withTextRules } from './text-rules.js';
 import { setPageHeaders } from './security.js';
+import { DOCS_PAGE_CSS, withViewport } from './docs-page.js';
 import { readFileSync } from 'node:fs';
 
 /** The document's version is the package's: src/http and dist/http both sit two levels below it. */
@@ -134,14 +135,16 @@ export const openApiPlugin = fastifyPlugin(
       // `upgrade-insecure-requests` only where the page came over https: over plain http (a
       // service reached by its LAN name) it would make the browser fetch the page's own
       // scripts over https, which nothing serves, and the page would stay blank.
-      docs.addHook('onSend', async (request, reply) => {
+      docs.addHook('onSend', async (request, reply, payload) => {
         setPageHeaders(reply, request.protocol === 'https' ? `${DOCS_CSP}; upgrade-insecure-requests` : DOCS_CSP);
+        // The page itself (a string; its scripts and styles are streams): it gains a viewport for phones (docs-page.ts).
+        return typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html') ? withViewport(payload) : payload;
       });
       await docs.register(fastifySwaggerUi, {
         routePrefix: '/docs',
         staticCSP: false,
-        // The page's own name, and no Swagger branding bar above the introduction.
-        theme: { title: 'Shop accounts API', css: [{ filename: 'theme.css', content: '.swagger-ui .topbar { display: none; }' }] },
+        // The page's own name, no Swagger branding bar above the introduction, and a layout for phones.
+        theme: { title: 'Shop accounts API', css: [{ filename: 'theme.css', content: DOCS_PAGE_CSS }] },
       });
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -503,7 +503,7 @@ describe('admin console: users, audit, webhooks and email links, in a real brows
     await ui.logIn(bob.email, bob.password);
     await page.getByRole('heading', { name: 'Variants' }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Main' });
-    assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Variants', 'Imports', 'Users', 'My profile']);
+    assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Variants', 'Locations', 'Transfers', 'Reservations', 'Imports', 'Users', 'My profile']);
     await page.getByRole('button', { name: 'Open MANAGED-1' }).click();
     await page.getByRole('form', { name: 'Edit variant' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'History of this variant' }).count(), 0, 'the audit log is for admins');

@@ -163,12 +163,12 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
   it('adjusts stock with a reason and shows the movement, and shows the reservations holding the variant', async () => {
     const { page } = ui;
     const panel = page.getByRole('complementary');
-    const adjust = panel.getByRole('form', { name: 'Adjust stock' });
+    const adjust = panel.getByRole('form', { name: 'Change stock' });
     await adjust.getByLabel(/^Units to add/).fill('5');
     await adjust.getByLabel('Reason').fill('Delivery from supplier');
     await adjust.getByLabel(/^Reference/).fill('PO-77');
-    await adjust.getByRole('button', { name: 'Adjust stock' }).click();
-    await panel.getByText('Stock +5: now 12 (12 available).').waitFor();
+    await adjust.getByRole('button', { name: 'Change stock' }).click();
+    await panel.getByText('Stock +5: now 12 in all (12 available).').waitFor();
     await panel.getByRole('cell', { name: 'Delivery from supplier (PO-77)' }).waitFor();
     // Who made it: the admin, by name and email, not an id.
     await panel.getByRole('row').filter({ hasText: 'Delivery from supplier' }).getByRole('link', { name: ADMIN_EMAIL }).waitFor();

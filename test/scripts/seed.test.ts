@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { Secret, TOTP } from 'otpauth';
 import { customers, products, reservations } from '../../scripts/seed-data.js';
 import { freePort, postJson, startService } from '../helpers/service-process.js';
 import { JWT_SECRET, createScratchDatabase, onPostgres } from '../helpers/test-app.js';
@@ -126,6 +127,53 @@ describe('npm run seed', () => {
         assert.match(run.stderr, stop.says);
         assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
       }
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await rm(dataDir, { recursive: true, force: true });
+      await scratch?.drop();
+    }
+  });
+
+  it("signs in with the admin's authenticator app (ADMIN_TOTP_SECRET) or as an API client (SEED_CLIENT_SECRET) once the admin has a second factor", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'seed-'));
+    const scratch = onPostgres ? await createScratchDatabase() : undefined;
+    const service = await startService({ PORT: await freePort(), DATA_DIR: dataDir, DATABASE_URL: scratch?.url ?? '', ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET });
+    try {
+      const settings = { BASE: service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD };
+      const login = await postJson(`${service.baseUrl}/api/auth/login`, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+      const authorization = { authorization: `Bearer ${login.body!.access_token as string}` };
+      const scopes = ['variants:read', 'variants:write', 'inventory:read', 'reservations:write', 'users:read', 'balance:read', 'balance:write'];
+      const apiClient = await postJson(`${service.baseUrl}/api/clients`, { name: 'Demo seed', scopes }, authorization);
+      assert.equal(apiClient.status, 201, JSON.stringify(apiClient.body));
+
+      // The admin enrols an authenticator app, as docs/api.md does: from now on a password alone starts no session.
+      const factor = await postJson(`${service.baseUrl}/api/auth/mfa/totp`, { name: 'Phone' }, authorization);
+      assert.equal(factor.status, 201, JSON.stringify(factor.body));
+      const secret = factor.body!.secret as string;
+      const code = TOTP.generate({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+      const confirmed = await postJson(`${service.baseUrl}/api/auth/mfa/totp/${factor.body!.id as string}/confirm`, { code }, authorization);
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+
+      const passwordOnly = await runSeed(settings);
+      assert.equal(passwordOnly.code, 1, passwordOnly.stdout);
+      assert.match(passwordOnly.stderr, /mfa_required \(this account has a second factor: set ADMIN_TOTP_SECRET .* SEED_CLIENT_SECRET\)/);
+
+      // As the API client: everything is made, and no password is given.
+      const asClient = await runSeed({ BASE: service.baseUrl, SEED_CLIENT_SECRET: apiClient.body!.secret as string });
+      assert.equal(asClient.code, 0, asClient.stderr);
+      const plannedVariants = products.flatMap((product) => product.variants).length;
+      assert.match(asClient.stdout, new RegExp(`variants: +${plannedVariants} made, 0 already there`));
+      assert.match(asClient.stdout, new RegExp(`customers: +${customers.length} made`));
+
+      // With the app's secret: the code the confirmation used is spent, and the seed answers with the next one.
+      const withCode = await runSeed({ ...settings, ADMIN_TOTP_SECRET: secret });
+      assert.equal(withCode.code, 0, withCode.stderr);
+      assert.match(withCode.stdout, new RegExp(`variants: +0 made, ${plannedVariants} already there`));
+
+      const wrongSecret = await runSeed({ BASE: service.baseUrl, SEED_CLIENT_SECRET: 'shop_sk_not-a-secret' });
+      assert.equal(wrongSecret.code, 1, wrongSecret.stdout);
+      assert.match(wrongSecret.stderr, /SEED_CLIENT_SECRET was refused/);
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;

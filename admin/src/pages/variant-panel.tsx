@@ -5,9 +5,9 @@ import type { useConfirmation } from '../confirmation';
 import { Field, ProblemMessage, ResultLine, asApiError, formatTime } from '../components';
 import { AttributeRows, attributeRows, attributesOf, type AttributeRow } from '../attribute-rows';
 import { DataTable } from '../data-table';
-import { ActorName } from '../names';
 import { parseAmount, toMajorUnits } from '../money';
 import { Pager, usePages } from '../pages-list';
+import { StockSection } from './variant-stock';
 
 export type PanelTarget = { kind: 'new' } | { kind: 'variant'; id: string };
 type Ask = ReturnType<typeof useConfirmation>['ask'];
@@ -267,71 +267,6 @@ function ExistingVariant(props: PanelProps & { id: string }) {
   );
 }
 
-/** A stock adjustment with its reason, and the movements that make up the stock. */
-function StockSection(props: { variant: Variant; onChanged: (variant: Variant) => void }) {
-  const { variant } = props;
-  const [delta, setDelta] = useState('');
-  const [reason, setReason] = useState('');
-  const [reference, setReference] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [done, setDone] = useState<string>();
-  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
-  const movements = usePages(variant.id, (paging) => client.GET('/api/variants/{id}/stock/movements', { params: { path: { id: variant.id }, query: paging } }), {
-    limit: 10,
-    restartOn: variant.version,
-  });
-
-  const adjust = async (event: Event) => {
-    event.preventDefault();
-    const amount = /^-?\d+$/.test(delta.trim()) ? Number(delta) : delta;
-    try {
-      // A delta that is not a whole number goes as typed, for the API to judge and name the field (hence the cast).
-      const body = { delta: amount as number, reason, ...(reference.trim() ? { reference } : {}) };
-      const { body: changed } = await reply(client.PUT('/api/variants/{id}/stock', { params: { path: { id: variant.id }, header: { 'idempotency-key': idempotencyKey } }, body }));
-      props.onChanged(changed);
-      setDone(`Stock ${typeof amount === 'number' && amount > 0 ? '+' : ''}${amount}: now ${changed.stock} (${changed.available} available).`);
-      setError(undefined);
-      setDelta('');
-      setReason('');
-      setReference('');
-      setIdempotencyKey(crypto.randomUUID());
-    } catch (caught) {
-      setError(asApiError(caught));
-      setDone(undefined);
-    }
-  };
-  return (
-    <section aria-labelledby="stock-title">
-      <h3 id="stock-title">Stock</h3>
-      <p>
-        {variant.stock} on hand, {variant.reserved} reserved, {variant.available} available.
-      </p>
-      <form onSubmit={adjust} aria-label="Adjust stock">
-        <Field label="Units to add (negative to remove)" name="delta" value={delta} onInput={setDelta} error={error} inputMode="numeric" required />
-        <Field label="Reason" name="reason" value={reason} onInput={setReason} error={error} required />
-        <Field label="Reference (optional)" name="reference" value={reference} onInput={setReference} error={error} />
-        <ProblemMessage error={error} fields={['delta', 'reason', 'reference']} />
-        <ResultLine text={done} />
-        <button type="submit">Adjust stock</button>
-      </form>
-      <h4>Movements</h4>
-      <DataTable
-        compact
-        className="movements"
-        items={movements.page?.items ?? []}
-        columns={[
-          { label: 'When', cell: (movement) => formatTime(movement.created_at) },
-          { label: 'Change', numeric: true, cell: (movement) => (movement.delta > 0 ? `+${movement.delta}` : movement.delta) },
-          { label: 'Stock after', numeric: true, cell: (movement) => movement.stock_after },
-          { label: 'Reason', cell: (movement) => <>{movement.reason}{movement.reference && <span class="reference"> ({movement.reference})</span>}</> },
-          { label: 'Who', cell: (movement) => <ActorName id={movement.actor_id} /> },
-        ]}
-      />
-      <Pager pages={movements} noun="movement" label="Movements" />
-    </section>
-  );
-}
-
 function ReservationsSection(props: { variant: Variant }) {
   const { variant } = props;
   const reservations = usePages(variant.id, (paging) => client.GET('/api/variants/{id}/reservations', { params: { path: { id: variant.id }, query: paging } }), {
@@ -347,7 +282,8 @@ function ReservationsSection(props: { variant: Variant }) {
           compact
           items={reservations.page.items}
           columns={[
-            { label: 'Reference', cell: (reservation) => reservation.reference ?? reservation.id },
+            // Its page shows where each line holds its units, and moves them.
+            { label: 'Reference', wraps: true, cell: (reservation) => <a href={`#/reservations?id=${reservation.id}`}>{reservation.reference ?? reservation.id}</a> },
             { label: 'Units', numeric: true, cell: (reservation) => reservation.lines.find((line) => line.variant_id === variant.id)?.quantity },
             { label: 'Created', cell: (reservation) => formatTime(reservation.created_at) },
             { label: 'Expires', cell: (reservation) => formatTime(reservation.expires_at) },
