@@ -139,7 +139,7 @@ describe('admin console: stock locations, transfers and reallocation, in a real 
     await form.getByLabel('SKU of line 1').fill('LOC-SHIRT-M');
     await form.getByLabel('Units of line 1').fill('13');
     await form.getByRole('button', { name: 'Transfer stock' }).click();
-    await form.getByRole('alert').getByText('(insufficient_stock)').waitFor();
+    await form.getByRole('alert').getByText('Some lines would take the source below what is reserved there; nothing moved.').waitFor();
     assert.deepEqual(await stockByCode(variantId), { hamburg: 12, 'berlin-1': 4 }, 'a refused transfer moves nothing');
 
     await form.getByLabel('Units of line 1').fill('3');
@@ -177,7 +177,7 @@ describe('admin console: stock locations, transfers and reallocation, in a real 
     await form.getByLabel('berlin-1').fill('2');
     await form.getByText('4 of 5 units placed.').waitFor();
     await form.getByRole('button', { name: 'Reallocate line 1' }).click();
-    await form.getByRole('alert').getByText('(validation_failed)').waitFor();
+    await form.getByRole('alert').getByText('Some of what was typed cannot be used:').waitFor();
     await form.getByLabel('berlin-1').fill('3');
     await form.getByRole('button', { name: 'Reallocate line 1' }).click();
     await detail.getByRole('status').getByText('Line 1 now holds its units at hamburg: 2, berlin-1: 3.').waitFor();
@@ -208,7 +208,7 @@ describe('admin console: stock locations, transfers and reallocation, in a real 
     await page.getByRole('button', { name: 'Delete berlin-1…' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Delete location' }).click();
-    await dialog.getByRole('alert').getByText('(location_not_empty)').waitFor();
+    await dialog.getByRole('alert').getByText(/^Location berlin-1 holds stock or reserved units/).waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     assert.equal((await locationByCode('berlin-1')).code, 'berlin-1', 'a location holding stock stays');
 

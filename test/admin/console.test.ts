@@ -181,7 +181,7 @@ describe('admin console: variants, in a real browser', { skip: noChromium }, () 
     // #56 friction 7: a shortfall is said once, beside the field.
     await adjust.getByLabel(/^Units to add/).fill('-100');
     await adjust.getByLabel('Reason').fill('Count');
-    await adjust.getByRole('button', { name: 'Adjust stock' }).click();
+    await adjust.getByRole('button', { name: 'Change stock' }).click();
     await adjust.locator('.field', { has: page.getByLabel(/^Units to add/) }).getByRole('alert').waitFor();
     assert.equal(await adjust.getByRole('alert').count(), 1, 'the shortfall is not repeated under the form');
     await adjust.getByLabel(/^Units to add/).fill('');

@@ -129,7 +129,7 @@ export function StockSection(props: { variant: Variant; onChanged: (variant: Var
         items={movements.page?.items ?? []}
         columns={[
           { label: 'When', cell: (movement) => formatTime(movement.created_at) },
-          { label: 'Where', wraps: true, cell: (movement) => codeOf(movement.location_id) },
+          { label: 'Where', cell: (movement) => codeOf(movement.location_id) },
           { label: 'Change', numeric: true, cell: (movement) => (movement.delta > 0 ? `+${movement.delta}` : movement.delta) },
           { label: 'Stock after', numeric: true, cell: (movement) => movement.stock_after },
           { label: 'Reason', cell: (movement) => <>{movement.reason}{movement.reference && <span class="reference"> ({movement.reference})</span>}</> },
