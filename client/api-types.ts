@@ -1883,7 +1883,7 @@ export interface paths {
          * The identities at other providers linked to a user (admin)
          * @description As GET /api/users/profile/identities, for any user: what the console's page of a user shows. Read only: unlinking is the user's (deleting the provider removes every identity of it). Admins, with a direct sign-in; the contract names no such route, and the list is no more than a data export holds. 404 for no such user.
          *
-         *     Who: admin; users only (API clients are refused).
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listUserIdentities"];
         put?: never;
@@ -1925,7 +1925,7 @@ export interface paths {
         };
         /**
          * The identity providers the caller may connect
-         * @description Each enabled identity provider by id, name and button label: what the profile offers to connect (POST /api/users/profile/identities/connect).
+         * @description Each enabled identity provider by id, name and button label: what the profile offers to connect (POST /api/users/profile/identities/connect). Empty while the authorization server is off: connecting ends at a page of its hosted pages.
          *
          *     Who: any user; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
@@ -2067,7 +2067,7 @@ export interface paths {
          * The third-party apps a user allowed (admin)
          * @description As GET /api/users/profile/apps, for any user: what the console's page of a user shows. Read only: a consent is the user's to withdraw (an admin ends an app's access by disabling the app, or signs the user out). Admins, with a direct sign-in; the contract names no such route, and the list is no more than a data export holds. 404 for no such user.
          *
-         *     Who: admin; users only (API clients are refused).
+         *     Who: admin; users only (API clients are refused). An app's token (an app signing a user in) is refused: only a direct sign-in's.
          */
         get: operations["listUserAppConsents"];
         put?: never;
@@ -2209,7 +2209,7 @@ export interface paths {
         };
         /**
          * An identity provider's callback: the end of a sign-in with another provider
-         * @description The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST /oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in (`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists. An attempt started by POST /api/users/profile/identities/connect links the identity to that signed-in user instead (while the session that started it is live; an identity linked to another user is refused) and answers 303 to the console's profile (`/admin/#/profile?connected={provider id}`); its failures are the error page with their own message.
+         * @description The redirect URI to register at an identity provider (API.md section 20): `{PUBLIC_URL}/oauth/callback/{provider id}`. The provider sends the browser here with `code` and `state` (and `iss`) after the sign-in page's button (POST /oauth/authorize with `action=provider`). The sign-in attempt its `state` names must be live (10 minutes), for this provider, unspent, and started by this browser (the hash of its CSRF cookie); it is spent at once, so a replayed callback fails. The code is exchanged with the PKCE verifier and the ID token validated (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`); the provider's tokens are not kept. Then the identity's user signs in (`amr` `["fed"]`), or is linked or made as section 20 says, and the authorization request the button was pressed on carries on: the consent page, the second-factor page for a user with a second factor, or a 303 to the app with its code. Every failure (a wrong, expired or replayed `state`, an `error` from the provider, a code it refuses, an ID token that does not validate, a provider that does not answer within 10 s, a disabled or deleted provider, no account that could be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists. An attempt started by POST /api/users/profile/identities/connect links the identity to that signed-in user instead (while the session that started it is live; an identity linked to another user is refused) and answers 303 to the console's profile (`/admin/#/profile?connected={provider id}`); its failures once the attempt is found are the error page with their own message (a `state` that finds no attempt is the sign-in failure above).
          *
          *     No token needed.
          */
@@ -19997,6 +19997,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "provider_id": "0b6f2c1e-5d4a-4e3b-9c8d-7a6b5c4d3e2f"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: uuid
@@ -21681,6 +21686,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "c_1a2b3c",
+                 *       "state": "a-random-state"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     code?: string;
                     state?: string;
@@ -21700,6 +21711,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description The error page: the post is larger than any callback. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The error page: not a form post. `Cache-Control: no-store` and a strict Content-Security-Policy. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

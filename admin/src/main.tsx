@@ -19,27 +19,9 @@ import { UsersPage } from './pages/users';
 import { VariantsPage } from './pages/variants';
 import { WebhooksPage } from './pages/webhooks';
 import { StepUpHost } from './step-up';
+import { useRoute } from './route';
 import './styles.css';
 
-interface Route {
-  path: string;
-  query: URLSearchParams;
-}
-
-/** Hash routes (#/users, #/users/<id>, #/variants, #/events?subject_id=…), so the server serves one page. */
-function useRoute(): Route {
-  const read = () => {
-    const [path = '/', query = ''] = (location.hash.slice(1) || '/').split('?');
-    return { path, query: new URLSearchParams(query) };
-  };
-  const [route, setRoute] = useState(read);
-  useEffect(() => {
-    const update = () => setRoute(read());
-    addEventListener('hashchange', update);
-    return () => removeEventListener('hashchange', update);
-  }, []);
-  return route;
-}
 
 function Screen() {
   const [signedIn, setSignedIn] = useState(isSignedIn());

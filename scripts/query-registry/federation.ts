@@ -35,6 +35,7 @@ export const federation: RepositoryFile[] = [
       enabledProviderById: call(providerRepository.enabledProviderById, SAMPLE.providerId),
       enabledProviderButtons: call(providerRepository.enabledProviderButtons),
       connectableProviders: call(providerRepository.connectableProviders),
+      shareEnabledProvider: call(providerRepository.shareEnabledProvider, SAMPLE.providerId),
     },
   },
   {

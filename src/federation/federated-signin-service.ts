@@ -12,11 +12,12 @@ import type { MailSettings } from '../users/account-emails.js';
 import { createUser, findUserByEmail, findUserById } from '../users/user-service.js';
 import { deleteStaleFederatedSignIns, insertFederatedSignIn, spendFederatedSignIn } from './federated-signin-repository.js';
 import { linkIdentity } from './identity-service.js';
-import { connectIdentity } from './identity-connection.js';
+import { connectIdentity } from './identity-connect-service.js';
 import { lockIdentityBySubject, lockIdentitySubject, markIdentityUsed } from './identity-repository.js';
-import { enabledProviderButtons, enabledProviderById } from './provider-repository.js';
+import { enabledProviderButtons, enabledProviderById, shareEnabledProvider } from './provider-repository.js';
 import { withOpenid } from './provider-credentials.js';
 import { providerConfiguration } from './provider-client.js';
+import { ANY_CASE_UUID } from '../http/common-schemas.js';
 
 /** A sign-in under way lives 10 minutes: time enough to sign in at the provider. */
 const ATTEMPT_SECONDS = 10 * 60;
@@ -29,10 +30,9 @@ export const callbackUrlOf = (publicUrl: string, providerId: string) => `${publi
 /** Why a federated sign-in ended on the error page; the page says the same for each, never whether an account exists. */
 export type FederatedRefusal = 'attempt' | 'provider' | 'exchange' | 'no_account' | 'suspended';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The enabled provider of this id, or undefined (unknown, deleted or disabled, or no id at all). */
-const enabledProvider = (db: Kysely<Database>, providerId: string) => (UUID.test(providerId) ? enabledProviderById(db, providerId) : Promise.resolve(undefined));
+const enabledProvider = (db: Kysely<Database>, providerId: string) => (ANY_CASE_UUID.test(providerId) ? enabledProviderById(db, providerId) : Promise.resolve(undefined));
 
 /**
  * The start of a sign-in at a provider (API.md section 20): a random `state`, `nonce` and PKCE
@@ -120,7 +120,7 @@ export async function finishFederatedSignIn(
   sessionOptions: SessionOptions,
 ): Promise<Finish & { authorizationQuery?: string; connecting?: boolean }> {
   const state = callback.currentUrl.searchParams.get('state');
-  if (!state || !UUID.test(callback.providerId)) return { refusal: 'attempt' };
+  if (!state || !ANY_CASE_UUID.test(callback.providerId)) return { refusal: 'attempt' };
   const attempt = await inTransaction(db, (trx) => spendFederatedSignIn(trx, { stateHash: sha256(state), providerId: callback.providerId, browserHash: callback.browserHash }));
   if (!attempt) return { refusal: 'attempt' };
   const provider = await enabledProvider(db, callback.providerId);
@@ -170,6 +170,8 @@ async function signInIdentity(
   sessionOptions: SessionOptions,
 ): Promise<Finish> {
   const { identity } = provider;
+  // Disabled or deleted during the exchange: its callbacks fail (section 20), and a deletion waits for no link of ours.
+  if (!(await shareEnabledProvider(trx, provider.id))) return { refusal: 'provider' };
   await lockIdentitySubject(trx, provider.id, identity.subject);
   const known = await lockIdentityBySubject(trx, provider.id, identity.subject);
   let user: UserRow | undefined;

@@ -27,12 +27,9 @@ export const federationPlugin = fastifyPlugin(
     app.addSchema(IdentityProviderSchema);
     await app.register(providerRoutes, { prefix: '/api/identity-providers', secrets: app.secretsAtRest });
     await app.register(identityRoutes);
-    // "Connect" ends at a callback of the hosted pages, which exist only while the authorization server is on.
-    if (app.config.authorizationServer) {
-      await app.register(identityConnectRoutes);
-      // Not an identity's id: another method on it is 405, not a DELETE of an identity named "connect".
-      app.reserveLiteralSegments(['/api/users/profile/identities/connect']);
-    }
+    await app.register(identityConnectRoutes, { connecting: app.config.authorizationServer });
+    // Not an identity's id: another method on it is 405, not a DELETE of an identity named "connect".
+    if (app.config.authorizationServer) app.reserveLiteralSegments(['/api/users/profile/identities/connect']);
     // A sign-in under way lives 10 minutes; its row is of no use after.
     options.jobs.add({ name: 'purge-federated-sign-ins', everyMs: PURGE_EVERY_MS, run: () => purgeFederatedSignIns(db) });
     options.jobs.add({ name: 'reread-provider-discovery', everyMs: REREAD_LOOK_EVERY_MS, run: () => rereadDueDiscoveries(db, app.log) });

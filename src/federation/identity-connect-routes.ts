@@ -25,13 +25,13 @@ const ConnectableProviderList = Type.Object({
 
 /**
  * "Connect" from the profile (API.md section 20: a manager or admin links an identity only from
- * a signed-in session; any user may). The start is an API call, so the console's own session
+ * a signed-in session; any user may, and returns to the console's profile). The start is an API call, so the console's own session
  * names the user; the rest runs in the browser as a sign-in does, and its callback links the
  * identity to that user while the session stays live. The attempt is bound to the browser that
  * made the call (the hosted pages' CSRF cookie, set here when it has none): a callback from
  * another browser, holding the attempt's link, links nothing.
  */
-export const identityConnectRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const identityConnectRoutes: FastifyPluginAsyncTypebox<{ connecting: boolean }> = async (app, { connecting }) => {
   const { config } = app;
   const csrf = new CsrfTokens(new BrowserCookies(config.publicUrl));
 
@@ -43,12 +43,17 @@ export const identityConnectRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'listConnectableProviders',
         tags: ['users'],
         summary: 'The identity providers the caller may connect',
-        description: 'Each enabled identity provider by id, name and button label: what the profile offers to connect (POST /api/users/profile/identities/connect).',
+        description:
+          'Each enabled identity provider by id, name and button label: what the profile offers to connect (POST /api/users/profile/identities/connect). ' +
+          'Empty while the authorization server is off: connecting ends at a page of its hosted pages.',
         response: { 200: ConnectableProviderList, ...problemResponses(401, 403) },
       },
     },
-    async (request) => ({ items: await request.access.readPage(connectableProviders) }),
+    async (request) => ({ items: connecting ? await request.access.readPage(connectableProviders) : [] }),
   );
+
+  // The callback that ends a connection is a page of the authorization server: without it, nothing to start.
+  if (!connecting) return;
 
   app.post(
     '/api/users/profile/identities/connect',
@@ -67,7 +72,10 @@ export const identityConnectRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'has ended meanwhile or the identity belongs to another user (the error page). No email is compared and no role is ' +
           'excluded: the caller proved the account by signing in. 404 for a provider that is not there or is disabled. Only while ' +
           'the authorization server is on (the callback is one of its pages).',
-        body: Type.Object({ provider_id: Type.String({ format: 'uuid', description: 'The identity provider to connect.' }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { provider_id: Type.String({ format: 'uuid', description: 'The identity provider to connect.' }) },
+          { additionalProperties: false, examples: [{ provider_id: '0b6f2c1e-5d4a-4e3b-9c8d-7a6b5c4d3e2f' }] },
+        ),
         response: {
           200: Type.Object({ authorization_url: Type.String({ format: 'uri', description: "The provider's authorization URL: open it in the browser that made this call." }) }),
           ...problemResponses(400, 401, 403, 404),

@@ -40,7 +40,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/api/users/:id/identities',
     {
-      config: { access: { roles: ADMIN } },
+      config: { access: { roles: ADMIN, directSignInOnly: true } },
       schema: {
         operationId: 'listUserIdentities',
         tags: ['users'],

@@ -67,5 +67,10 @@ export async function readDiscovery(issuer: string, clientId: string): Promise<R
   if (typeof metadata.authorization_endpoint !== 'string' || typeof metadata.token_endpoint !== 'string' || typeof metadata.jwks_uri !== 'string') {
     throw invalidProvider('/issuer', 'the discovery document lacks authorization_endpoint, token_endpoint or jwks_uri');
   }
+  // The browser is sent to the authorization endpoint, and the service posts the client's secret to the token endpoint: https only (http on loopback, for tests).
+  for (const name of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
+    const endpoint = URL.canParse(metadata[name] as string) ? new URL(metadata[name] as string) : undefined;
+    if (!endpoint || !(endpoint.protocol === 'https:' || isLoopbackHttp(endpoint))) throw invalidProvider('/issuer', `the discovery document's ${name} is not an https URL`);
+  }
   return metadata;
 }

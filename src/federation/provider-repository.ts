@@ -85,3 +85,13 @@ export function enabledProviderButtons(db: Kysely<Database>): Promise<{ id: stri
 export function connectableProviders(db: Kysely<Database>) {
   return db.selectFrom('identity_providers').select(['id', 'name', 'button_label']).where('enabled', '=', true).orderBy(sql`lower(button_label)`).orderBy('id');
 }
+
+/**
+ * The provider, if it is still there and enabled, key-share-locked for the link the transaction
+ * is about to write: a deletion waits for the link (and then removes it), and a provider disabled
+ * or deleted during the exchange links nothing.
+ */
+export async function shareEnabledProvider(trx: Transaction<Database>, id: string): Promise<boolean> {
+  const row = await trx.selectFrom('identity_providers').select('id').where('id', '=', id).where('enabled', '=', true).forKeyShare().executeTakeFirst();
+  return row !== undefined;
+}

@@ -3,6 +3,8 @@ import { Type, type SchemaOptions } from '@sinclair/typebox';
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** A UUID as the service writes it (lower case): in cursors and token subjects. */
 export const CANONICAL_UUID = new RegExp(UUID_PATTERN.replaceAll('a-fA-F', 'a-f'));
+/** A UUID in either case: a path segment or field read by hand before it reaches a uuid column. */
+export const ANY_CASE_UUID = new RegExp(UUID_PATTERN);
 
 export const IdParams = Type.Object({
   id: Type.String({ pattern: UUID_PATTERN, description: 'A UUID, in any letter case.', examples: ['3f0c4e1a-8d5b-4c2e-9a71-2b6d0e5f4a13'] }),

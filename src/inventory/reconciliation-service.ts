@@ -56,11 +56,17 @@ export async function reconcileReserved(db: Kysely<Database>, log: FastifyBaseLo
   // Read after the repairs committed (they set levels' reserved right with their variant's), in
   // a transaction of its own: summing every level's movements must not keep the repaired
   // variants locked against checkouts. What is left is for the operator.
-  const levelsFound = await inTransaction(db, async (trx) => {
-    if (!(await takeReconciliationTurn(trx))) return undefined;
-    const levels = await levelMismatches(trx, REPAIR_BATCH);
-    for (const mismatch of levels) log.error(mismatch, 'a figure per location differed from what it is made of');
-    return levels.length;
-  });
-  return { ...pass, levelsFound };
+  try {
+    const levelsFound = await inTransaction(db, async (trx) => {
+      if (!(await takeReconciliationTurn(trx))) return undefined;
+      const levels = await levelMismatches(trx, REPAIR_BATCH);
+      for (const mismatch of levels) log.error(mismatch, 'a figure per location differed from what it is made of');
+      return levels.length;
+    });
+    return { ...pass, levelsFound };
+  } catch (error) {
+    // The repairs committed: their figures are still this pass's (the metrics), the check goes again next pass.
+    log.error({ err: error }, 'the check of the figures per location failed');
+    return pass;
+  }
 }

@@ -143,11 +143,14 @@ function createdEvent(madeStep: string, input: ReservationInput): EventOfRow {
 }
 
 /**
- * The answer when a hold fails: the failed line (the first of `pending`) and the lines after it
+ * The answer when a hold fails: a named location that is inactive now is 409
+ * `location_inactive`; else the failed line (the first of `pending`) and the lines after it
  * are read again without a lock; every one that names no variant (404) or falls short (409) is
  * listed, and the failed line always is, since its units were taken after they were read.
  */
 async function refuseAfterFailedHold(trx: Transaction<Database>, input: ReservationInput, pending: { id: string; index: number }[]): Promise<never> {
+  // A named location made inactive since the first check fails the hold too (the hold reads the status afresh): it is that 409.
+  await assertNamedLocationsTakeUnits(trx, input.lines.map((line) => line.location_id?.toLowerCase()));
   const variants = await variantsByIds(trx, pending.map(({ id }) => id));
   const missing = pending
     .flatMap(({ index }, at) => (variants[at] ? [] : [index]))

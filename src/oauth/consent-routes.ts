@@ -40,7 +40,7 @@ export const consentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/api/users/:id/apps',
     {
-      config: { access: { roles: ADMIN } },
+      config: { access: { roles: ADMIN, directSignInOnly: true } },
       schema: {
         operationId: 'listUserAppConsents',
         tags: ['users'],

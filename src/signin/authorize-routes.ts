@@ -28,9 +28,9 @@ import { codeFor, consentMayStand, mustConsent, mustSignIn, SIGNIN_COOKIE, signi
 import { assertionOf, refusalOf, SignInAttempts, type Refusal, type SignedIn } from './signin-attempts.js';
 import { consentPage, createAccountPage, errorPage, secondFactorPage, signInPage, type PageContext, type PageMessage, type SignInPage } from './signin-pages.js';
 import { AuthorizeForm, AuthorizeQuery, HtmlPage, REDIRECT_303, RETRY_AFTER } from './authorize-schemas.js';
+import { ANY_CASE_UUID } from '../http/common-schemas.js';
 
 const FORM = 'application/x-www-form-urlencoded';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** The cookie that carries a sign-in's `mfa_token` to its second step, as long as the token lives (5 minutes). */
 const SECOND_STEP_COOKIE = 'shop_mfa';
@@ -141,7 +141,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
   /** The app a request names, when its id could name one. */
   async function appOf(db: Kysely<Database>, query: URLSearchParams): Promise<ApiClientRow | undefined> {
     const ids = query.getAll('client_id');
-    if (ids.length !== 1 || !UUID.test(ids[0]!)) return undefined;
+    if (ids.length !== 1 || !ANY_CASE_UUID.test(ids[0]!)) return undefined;
     return findClient(db, ids[0]!);
   }
 
@@ -500,7 +500,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'be used) is the 400 error page, which signs nobody in, makes nothing and never says whether an account exists. ' +
           'An attempt started by POST /api/users/profile/identities/connect links the identity to that signed-in user instead ' +
           "(while the session that started it is live; an identity linked to another user is refused) and answers 303 to the " +
-          "console's profile (`/admin/#/profile?connected={provider id}`); its failures are the error page with their own message.",
+          "console's profile (`/admin/#/profile?connected={provider id}`); its failures once the attempt is found are the error page " +
+          'with their own message (a `state` that finds no attempt is the sign-in failure above).',
         params: Type.Object({ providerId: Type.String({ description: 'The identity provider id.' }) }),
         querystring: Type.Object({
           code: Type.Optional(Type.String()),
@@ -526,7 +527,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
       if (!browserToken) return failed();
       const currentUrl = new URL(`${callbackUrlOf(config.publicUrl, encodeURIComponent(providerId))}${queryOf(request.url)}`);
       const { outcome, authorizationQuery } = await attempts.federated(db, request, { providerId, currentUrl, browserHash: hashBrowserToken(browserToken) });
-      if ('error' in outcome) return sendError(reply, 400, localeOf(request), outcome.error);
+      if ('error' in outcome) return sendError(reply, 400, localeOf(request), outcome.error, outcome.error.key === 'error.connectFailed' ? 'error.connectAgain' : undefined);
       // "Connect" from the profile: back to the console's profile, which lists the new identity.
       if ('connected' in outcome) return redirectTo(reply, `${config.publicUrl}/admin/#/profile?connected=${encodeURIComponent(providerId)}`);
       if (authorizationQuery === undefined) return failed();
@@ -554,14 +555,17 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<{ tokenIssuer: TokenIssu
           'everything. Other fields (Apple\'s `user`) are dropped: the ID token is what counts.',
         params: Type.Object({ providerId: Type.String({ description: 'The identity provider id.' }) }),
         consumes: [FORM],
-        body: Type.Object({
-          code: Type.Optional(Type.String()),
-          state: Type.Optional(Type.String()),
-          iss: Type.Optional(Type.String()),
-          error: Type.Optional(Type.String()),
-          error_description: Type.Optional(Type.String()),
-        }),
-        response: { 303: REDIRECT_303 },
+        body: Type.Object(
+          {
+            code: Type.Optional(Type.String()),
+            state: Type.Optional(Type.String()),
+            iss: Type.Optional(Type.String()),
+            error: Type.Optional(Type.String()),
+            error_description: Type.Optional(Type.String()),
+          },
+          { examples: [{ code: 'c_1a2b3c', state: 'a-random-state' }] },
+        ),
+        response: { 303: REDIRECT_303, 413: HtmlPage('The error page: the post is larger than any callback.'), 415: HtmlPage('The error page: not a form post.') },
       },
     },
     async (request, reply) => {

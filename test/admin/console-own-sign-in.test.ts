@@ -86,7 +86,7 @@ describe('admin console: how people sign in, in a real browser', { skip: noChrom
     await apps.getByText(/^No app has your consent/).waitFor();
     // Measured once the confirmation has closed and the provider list has loaded: the page as it stays.
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
-    await page.getByRole('button', { name: 'Connect: Sign in with Google' }).waitFor();
+    await page.getByRole('button', { name: 'Connect Google' }).waitFor();
     assert.deepEqual(await ui.db().selectFrom('app_consents').select('client_id').where('user_id', '=', manager.id).execute(), []);
     assert.equal(await isActive(), false, "the app's session for the user ended");
   });
@@ -140,7 +140,7 @@ describe('admin console: how people sign in, in a real browser', { skip: noChrom
     await apps.getByText(/^No app has your consent/).waitFor();
     // Measured once the confirmation has closed and the provider list has loaded: the page as it stays.
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
-    await page.getByRole('button', { name: 'Connect: Sign in with Google' }).waitFor();
+    await page.getByRole('button', { name: 'Connect Google' }).waitFor();
     assert.deepEqual(await ui.db().selectFrom('app_consents').select('client_id').where('user_id', '=', customer.id).execute(), []);
     await page.getByRole('region', { name: 'How you sign in' }).getByText('none linked').waitFor();
     assert.ok((await ui.sidewaysOverflow()) <= 0, 'the page does not scroll sideways at 390px');

@@ -151,6 +151,13 @@ describe('identity providers', () => {
       body: JSON.stringify({ issuer: implicitOnlyIssuer, authorization_endpoint: `${implicitOnlyIssuer}/auth`, token_endpoint: `${implicitOnlyIssuer}/token`, jwks_uri: `${implicitOnlyIssuer}/jwks`, response_types_supported: ['id_token'] }),
     }));
     const implicitOnlyIssuer = implicitOnly.origin;
+    // A document whose authorization endpoint is a script URL: the console would send a browser there.
+    const scriptEndpoint = await documentServer((url) => ({
+      status: url.endsWith('/.well-known/openid-configuration') ? 200 : 404,
+      type: 'application/json',
+      body: JSON.stringify({ issuer: scriptEndpointIssuer, authorization_endpoint: 'javascript:alert(1)', token_endpoint: `${scriptEndpointIssuer}/token`, jwks_uri: `${scriptEndpointIssuer}/jwks`, response_types_supported: ['code'] }),
+    }));
+    const scriptEndpointIssuer = scriptEndpoint.origin;
     try {
       const cases = [
         [`http://127.0.0.1:${port}`, /unreachable/],
@@ -159,6 +166,7 @@ describe('identity providers', () => {
         [emptyJson.origin, /not JSON/],
         [upstream.otherIssuer, /another issuer/],
         [implicitOnly.origin, /no authorization code flow/],
+        [scriptEndpoint.origin, /authorization_endpoint is not an https URL/],
       ] as const;
       for (const [issuer, message] of cases) {
         const problem = refusedAs(await asAdmin({ method: 'POST', url: '/api/identity-providers', payload: body({ issuer }) }), 'invalid_provider');
@@ -166,7 +174,7 @@ describe('identity providers', () => {
         assert.match(problem.detail, message);
       }
     } finally {
-      await Promise.all([html.stop(), emptyJson.stop(), implicitOnly.stop()]);
+      await Promise.all([html.stop(), emptyJson.stop(), implicitOnly.stop(), scriptEndpoint.stop()]);
     }
     const made = await fixture.db.selectFrom('identity_providers').select('issuer').where('issuer', '=', upstream.otherIssuer).execute();
     assert.equal(made.length, 0);

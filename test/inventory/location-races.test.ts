@@ -133,14 +133,13 @@ describe('reservations, reallocations, transfers, adjustments and location chang
     assert.deepEqual(await reconcileReserved(db, fixture.first.app.log), { found: 0, repaired: 0, levelsFound: 0 }, 'the reconciliation finds nothing');
   });
 
-  it('a reservation that waited for its variant while its location was made inactive is held at the next active location, not there', async () => {
-    const first = (await post(0, '/api/locations', { code: `closing-${randomUUID().slice(0, 8)}`, name: 'Closing', priority: 1 })).json().id as string;
-    const next = (await post(0, '/api/locations', { code: `next-${randomUUID().slice(0, 8)}`, name: 'Next', priority: 2 })).json().id as string;
-    const variant = (await post(0, '/api/variants', newVariantBody(0, 'closing'))).json().id as string;
-    for (const location of [first, next]) {
-      const stocked = await fixture.first.app.inject({ method: 'PUT', url: `/api/variants/${variant}/stock`, headers: fixture.admin.auth, payload: { stock: 5, location_id: location, reason: 'start' } });
-      assert.equal(stocked.statusCode, 200, stocked.body);
-    }
+  /**
+   * A reservation that starts its statement while a location is being made inactive: the
+   * variant's lock is held while the location's change waits for it (the location's row already
+   * changed), then the reservation starts and waits behind it, the location still active in its
+   * snapshot. The location's change's answer and the reservation's.
+   */
+  async function reserveWhileClosing(location: string, variant: string, line: Record<string, unknown>) {
     const waitingForLocks = async (count: number) => {
       for (;;) {
         const waiting = await sql<{ count: string }>`select count(*) from pg_stat_activity where wait_event_type = 'Lock'`.execute(fixture.first.db);
@@ -148,24 +147,47 @@ describe('reservations, reallocations, transfers, adjustments and location chang
         await new Promise((resolve) => setImmediate(resolve));
       }
     };
-    // The variant's lock is held while the location is being made inactive (its change waits for
-    // the variant, the location's row already changed), then a reservation starts its statement
-    // and waits behind it: it begins while the location is still active in its snapshot.
     let closing: ReturnType<typeof post> | undefined;
     let reserving: ReturnType<typeof post> | undefined;
     await fixture.second.db.transaction().execute(async (blocker) => {
       await sql`select id from variants where id = ${variant} for update`.execute(blocker);
-      closing = post(0, `/api/locations/${first}`, { status: 'inactive' }, 'PATCH');
+      closing = post(0, `/api/locations/${location}`, { status: 'inactive' }, 'PATCH');
       await waitingForLocks(1);
-      reserving = post(1, '/api/reservations', { lines: [{ variant_id: variant, quantity: 2 }] });
+      reserving = post(1, '/api/reservations', { lines: [{ variant_id: variant, quantity: 2, ...line }] });
       await waitingForLocks(2);
     });
-    const closed = await closing!;
+    return { closed: await closing!, reserved: await reserving! };
+  }
+
+  /** Two locations by priority, `closing` first, each holding 5 units of a new variant. */
+  async function twoStockedLocations() {
+    const closing = (await post(0, '/api/locations', { code: `closing-${randomUUID().slice(0, 8)}`, name: 'Closing', priority: 1 })).json().id as string;
+    const next = (await post(0, '/api/locations', { code: `next-${randomUUID().slice(0, 8)}`, name: 'Next', priority: 2 })).json().id as string;
+    const variant = (await post(0, '/api/variants', newVariantBody(0, 'closing'))).json().id as string;
+    for (const location of [closing, next]) {
+      const stocked = await fixture.first.app.inject({ method: 'PUT', url: `/api/variants/${variant}/stock`, headers: fixture.admin.auth, payload: { stock: 5, location_id: location, reason: 'start' } });
+      assert.equal(stocked.statusCode, 200, stocked.body);
+    }
+    return { closing, next, variant };
+  }
+  const reservedAt = async (variant: string) =>
+    Object.fromEntries((await fixture.first.db.selectFrom('stock_levels').select(['location_id', 'reserved']).where('variant_id', '=', variant).execute()).map((level) => [level.location_id, level.reserved]));
+
+  it('a reservation that waited for its variant while its location was made inactive is held at the next active location, not there', async () => {
+    const { closing, next, variant } = await twoStockedLocations();
+    const { closed, reserved } = await reserveWhileClosing(closing, variant, {});
     assert.equal(closed.statusCode, 200, closed.body);
-    const reserved = await reserving!;
     assert.equal(reserved.statusCode, 201, reserved.body);
     assert.deepEqual(reserved.json().lines[0].allocations, [{ location_id: next, quantity: 2 }]);
-    const levels = await fixture.first.db.selectFrom('stock_levels').select(['location_id', 'reserved']).where('variant_id', '=', variant).execute();
-    assert.deepEqual(Object.fromEntries(levels.map((level) => [level.location_id, level.reserved])), { [first]: 0, [next]: 2 });
+    assert.deepEqual(await reservedAt(variant), { [closing]: 0, [next]: 2 });
+  });
+
+  it('a reservation naming a location made inactive while it waited is 409 location_inactive, holding nothing', async () => {
+    const { closing, next, variant } = await twoStockedLocations();
+    const { closed, reserved } = await reserveWhileClosing(closing, variant, { location_id: closing });
+    assert.equal(closed.statusCode, 200, closed.body);
+    assert.equal(reserved.statusCode, 409, reserved.body);
+    assert.equal(reserved.json().code, 'location_inactive');
+    assert.deepEqual(await reservedAt(variant), { [closing]: 0, [next]: 0 });
   });
 });

@@ -131,9 +131,10 @@ describe('every route refuses every refused caller, and changes nothing', () => 
     }
     // Section 18: what stays with a direct sign-in (change-password, second factors, self-deletion,
     // API clients, webhooks, signing keys, identity providers and the identities linked to the
-    // user, section 20), and the user's own routes an app's `account` opens.
+    // user, section 20, and an admin's reading of another user's identities and consents), and
+    // the user's own routes an app's `account` opens.
     const declared = (flag: 'directSignInOnly' | 'account') => routes.filter((route) => route.config!.access![flag]).map((route) => `${route.method} ${route.url}`).sort();
-    const directOnlyExpected = (name: string) => /^\S+ \/api\/(clients|webhooks|signing-keys|identity-providers|auth\/mfa|users\/profile\/apps|users\/profile\/identities)(\/|$)/.test(name) || ['PUT /api/users/change-password', 'DELETE /api/users/profile', 'DELETE /api/users/:id/mfa'].includes(name);
+    const directOnlyExpected = (name: string) => /^\S+ \/api\/(clients|webhooks|signing-keys|identity-providers|auth\/mfa|users\/profile\/apps|users\/profile\/identities|users\/profile\/connectable-providers)(\/|$)/.test(name) || ['PUT /api/users/change-password', 'DELETE /api/users/profile', 'DELETE /api/users/:id/mfa', 'GET /api/users/:id/identities', 'GET /api/users/:id/apps'].includes(name);
     assert.deepEqual(declared('directSignInOnly'), routes.map((route) => `${route.method} ${route.url}`).filter(directOnlyExpected).sort());
     // Section 18: `openid` (and profile, email, phone with it) opens userinfo and nothing else.
     assert.deepEqual(routes.filter((route) => route.config!.access!.appTokenScope).map((route) => `${route.method} ${route.url} ${route.config!.access!.appTokenScope}`).sort(), ['GET /oauth/userinfo openid', 'POST /oauth/userinfo openid']);

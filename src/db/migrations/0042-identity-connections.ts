@@ -10,5 +10,8 @@ import { sql, type Kysely, type Migration } from 'kysely';
 export const identityConnections: Migration = {
   async up(db: Kysely<unknown>) {
     await sql`alter table federated_sign_ins add column linking_session_id uuid references sessions (id) on delete cascade`.execute(db);
+    // A session's or user's row going (the purge, an erasure) finds its attempts by index, not by reading them all.
+    await sql`create index federated_sign_ins_linking_session on federated_sign_ins (linking_session_id) where linking_session_id is not null`.execute(db);
+    await sql`create index federated_sign_ins_linking_user on federated_sign_ins (linking_user_id) where linking_user_id is not null`.execute(db);
   },
 };
