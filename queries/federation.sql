@@ -84,7 +84,7 @@ select "id", "name", "button_label"
   order by lower(button_label), "id";
 
 -- src/federation/provider-repository.ts: shareEnabledProvider('00000000-0000-4000-8000-000000000017')
-select "id" from "identity_providers" where "id" = $1 and "enabled" = $2 for key share;
+select "name" from "identity_providers" where "id" = $1 and "enabled" = $2 for key share;
 
 -- src/federation/identity-repository.ts: identitiesOfUser('00000000-0000-4000-8000-000000000001')
 select "user_identities"."id", "user_identities"."provider_id", "identity_providers"."name" as "provider_name", "user_identities"."email", "user_identities"."linked_at", "user_identities"."last_used_at"

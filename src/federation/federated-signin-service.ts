@@ -171,7 +171,8 @@ async function signInIdentity(
 ): Promise<Finish> {
   const { identity } = provider;
   // Disabled or deleted during the exchange: its callbacks fail (section 20), and a deletion waits for no link of ours.
-  if (!(await shareEnabledProvider(trx, provider.id))) return { refusal: 'provider' };
+  const enabled = await shareEnabledProvider(trx, provider.id);
+  if (!enabled) return { refusal: 'provider' };
   await lockIdentitySubject(trx, provider.id, identity.subject);
   const known = await lockIdentityBySubject(trx, provider.id, identity.subject);
   let user: UserRow | undefined;
@@ -185,7 +186,9 @@ async function signInIdentity(
     const linked = await userToLink(trx, settings, provider.link_by_verified_email, identity, context);
     if ('refusal' in linked) return linked;
     user = linked.user;
-    await linkIdentity(trx, { userId: user.id, providerId: provider.id, subject: identity.subject, email: identity.email, usedNow: true }, { ...context, actorId: user.id, actorType: 'user' });
+    // An account that was there gains a way in, and its owner is told; a new one was made by this identity.
+    const notify = linked.existing ? { to: user.email, providerName: enabled.name } : undefined;
+    await linkIdentity(trx, { userId: user.id, providerId: provider.id, subject: identity.subject, email: identity.email, usedNow: true, notify }, { ...context, actorId: user.id, actorType: 'user' });
   }
   if (user.status !== 'active') return { refusal: 'suspended' };
   const secondStep = await secondStepOf(trx, user, 'fed');
@@ -206,12 +209,12 @@ async function userToLink(
   linkByVerifiedEmail: boolean,
   identity: ProvidedIdentity,
   context: EventContext,
-): Promise<{ user: UserRow } | { refusal: FederatedRefusal }> {
+): Promise<{ user: UserRow; existing: boolean } | { refusal: FederatedRefusal }> {
   if (identity.email === null) return { refusal: 'no_account' };
   const existing = await findUserByEmail(trx, identity.email);
   if (existing) {
     // A suspended account gains no link: the refusal must leave nothing behind.
-    if (identity.emailVerified && linkByVerifiedEmail && existing.role === 'user' && existing.status === 'active') return { user: existing };
+    if (identity.emailVerified && linkByVerifiedEmail && existing.role === 'user' && existing.status === 'active') return { user: existing, existing: true };
     return { refusal: 'no_account' };
   }
   if (!settings.registrationOpen) return { refusal: 'no_account' };
@@ -223,7 +226,7 @@ async function userToLink(
     { ...context, actorId: id, actorType: 'user' },
     settings.mail,
   );
-  return { user };
+  return { user, existing: false };
 }
 
 /**

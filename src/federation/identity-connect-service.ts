@@ -17,7 +17,8 @@ import { shareEnabledProvider } from './provider-repository.js';
  * (disabled or deleted during the exchange: nothing is linked). An identity already linked to
  * this user is a success that changes nothing; one linked to another user is refused (it belongs
  * to one user). No email is compared: the user proved the account by signing in, and the
- * identity by signing in at the provider.
+ * identity by signing in at the provider. The account's address is told (someone at a shared
+ * computer reopening the provider's link while the session lives would show there).
  */
 export async function connectIdentity(
   trx: Transaction<Database>,
@@ -31,10 +32,12 @@ export async function connectIdentity(
   const session = await findSessionForUpdate(trx, linking.sessionId);
   const live = session !== undefined && session.user_id === linking.userId && session.ended_at === null && session.expires_at > new Date();
   if (!live) return false;
-  if (!(await shareEnabledProvider(trx, providerId))) return false;
+  const provider = await shareEnabledProvider(trx, providerId);
+  if (!provider) return false;
   await lockIdentitySubject(trx, providerId, identity.subject);
   const known = await lockIdentityBySubject(trx, providerId, identity.subject);
   if (known) return known.user_id === linking.userId;
-  await linkIdentity(trx, { userId: user.id, providerId, subject: identity.subject, email: identity.email, usedNow: false }, { ...context, actorId: user.id, actorType: 'user' });
+  const notify = { to: user.email, providerName: provider.name };
+  await linkIdentity(trx, { userId: user.id, providerId, subject: identity.subject, email: identity.email, usedNow: false, notify }, { ...context, actorId: user.id, actorType: 'user' });
   return true;
 }

@@ -91,7 +91,6 @@ export function connectableProviders(db: Kysely<Database>) {
  * is about to write: a deletion waits for the link (and then removes it), and a provider disabled
  * or deleted during the exchange links nothing.
  */
-export async function shareEnabledProvider(trx: Transaction<Database>, id: string): Promise<boolean> {
-  const row = await trx.selectFrom('identity_providers').select('id').where('id', '=', id).where('enabled', '=', true).forKeyShare().executeTakeFirst();
-  return row !== undefined;
+export function shareEnabledProvider(trx: Transaction<Database>, id: string): Promise<{ name: string } | undefined> {
+  return trx.selectFrom('identity_providers').select('name').where('id', '=', id).where('enabled', '=', true).forKeyShare().executeTakeFirst();
 }

@@ -70,6 +70,13 @@ export const factorRemovedMail = (to: string, factor: { type: 'totp' | 'webauthn
     ACT_IF_NOT_YOU,
   ]);
 
+/** An account at another provider now signs the user in (API.md section 20): from the profile's Connect, or linked by a verified email. */
+export const identityLinkedMail = (to: string, providerName: string, at: Date) =>
+  noticeMail(to, `Your ${providerName} account was linked to your account`, [
+    `Your account at ${providerName} was linked to your account at ${inWords(at)}: it now signs you in.`,
+    'If this was not you, unlink it on your profile, change your password and contact the shop at once.',
+  ]);
+
 export const recoveryCodeUsedMail = (to: string, at: Date, codesLeft: number) =>
   noticeMail(to, 'A recovery code of your account was used', [
     `One of your recovery codes was used to sign in or confirm an action at ${inWords(at)}. ${codesLeft} unused code${codesLeft === 1 ? '' : 's'} remain${codesLeft === 1 ? 's' : ''}.`,

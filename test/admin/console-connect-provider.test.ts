@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { noChromium, useConsole } from '../helpers/console-browser.js';
 import { createUser, loginAdmin } from '../helpers/test-app.js';
+import { signInAtUpstreamPage } from '../helpers/upstream-browser.js';
 import { startUpstreamProvider, type UpstreamProvider } from '../helpers/upstream-provider.js';
 
 const SECRET = 'upstream-client-secret-of-the-shop';
@@ -36,13 +37,8 @@ describe('admin console: connecting another provider from the profile', { skip: 
     await linked.getByText('No account of another provider').waitFor();
     await linked.getByRole('button', { name: 'Connect Upstream' }).click();
 
-    // oidc-provider's own login and consent pages.
-    await page.waitForURL((url) => url.origin === upstream.issuer);
-    await page.locator('input[name="login"]').fill(account.sub);
-    await page.locator('input[name="password"]').fill('any');
-    await page.locator('button[type="submit"]').click();
-    await page.locator('input[name="login"]').waitFor({ state: 'detached' });
-    if (new URL(page.url()).origin === upstream.issuer) await page.locator('button[type="submit"]').click();
+    // oidc-provider's own login and consent pages: the person signs in there.
+    await signInAtUpstreamPage(page, upstream.issuer, account.sub);
 
     await page.waitForURL((url) => url.href.startsWith(`${ui.baseUrl}/admin/`));
     await linked.getByRole('status').getByText('Your Upstream account is now linked: it signs you in.').waitFor();

@@ -6,6 +6,7 @@ import { accessibilityViolationsOf, launchChromium, noChromium, pageReportingPol
 import { pkcePair } from '../helpers/page-browser.js';
 import { freePort } from '../helpers/service-process.js';
 import { buildTestApp, loginAdmin, type TestApp } from '../helpers/test-app.js';
+import { signInAtUpstreamPage } from '../helpers/upstream-browser.js';
 import { startUpstreamProvider, type UpstreamProvider } from '../helpers/upstream-provider.js';
 
 const SECRET = 'upstream-client-secret-of-the-shop';
@@ -63,14 +64,8 @@ describe('sign in with another provider, in a browser', { skip: noChromium }, ()
     assert.deepEqual(await accessibilityViolationsOf(page), [], 'the sign-in page with its provider button');
     await page.getByRole('button', { name: 'Continue with Upstream' }).click();
 
-    // oidc-provider's development login, then its consent: the person signs in there.
-    await page.waitForURL((url) => url.origin === upstream.issuer);
-    await page.locator('input[name="login"]').fill(account.sub);
-    await page.locator('input[name="password"]').fill('any');
-    await page.locator('button[type="submit"]').click();
-    // The login form goes; the consent page (when the provider asks) has its own submit.
-    await page.locator('input[name="login"]').waitFor({ state: 'detached' });
-    if (new URL(page.url()).origin === upstream.issuer) await page.locator('button[type="submit"]').click();
+    // oidc-provider's own login and consent pages: the person signs in there.
+    await signInAtUpstreamPage(page, upstream.issuer, account.sub);
 
     await page.waitForURL((url) => url.href.startsWith(callback));
     const landed = new URL(page.url());

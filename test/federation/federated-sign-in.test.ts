@@ -78,6 +78,8 @@ describe('sign in with another identity provider', () => {
     return { callback, callbackUrl };
   }
   const sessionOf = async (userId: string) => testApp.db.selectFrom('sessions').select(['amr', 'user_id']).where('user_id', '=', userId).orderBy('created_at', 'desc').executeTakeFirst();
+  const linkNotices = async (email: string) =>
+    (await testApp.db.selectFrom('email_outbox').select('subject').where('to_address', '=', email).execute()).map((mail) => mail.subject).filter((subject) => subject.includes('was linked'));
   const userByEmail = (email: string) => testApp.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
   const assertCodeForApp = (reply: LightMyRequestResponse) => {
     assert.equal(reply.statusCode, 303, reply.body);
@@ -107,6 +109,8 @@ describe('sign in with another identity provider', () => {
     assert.ok(identity.last_used_at);
     const registered = await testApp.db.selectFrom('events').select('data').where('subject_id', '=', user.id).where('type', '=', 'user.registered').executeTakeFirstOrThrow();
     assert.equal((registered.data as { method?: string }).method, 'federation');
+    // A new account made by the identity is not told that the identity was linked.
+    assert.deepEqual(await linkNotices(account.email), []);
   });
 
   it("a suspended user's known identity signs nobody in: the error page", async () => {
@@ -140,6 +144,8 @@ describe('sign in with another identity provider', () => {
     const events = await testApp.db.selectFrom('events').select(['type', 'data']).where('subject_id', '=', existing.id).where('type', '=', 'user.identity_linked').execute();
     assert.equal(events.length, 1);
     assert.deepEqual(events[0]!.data, { provider_id: providers.linking, identity_id: identity.id });
+    // The account that was there gained a way in: its owner is told.
+    assert.deepEqual(await linkNotices(existing.email), ['Your Linking account was linked to your account']);
 
     // The same verified email at a provider without link_by_verified_email: the error page, nothing linked, no account made.
     const otherProvider = person({ email: existing.email, email_verified: true });

@@ -75,6 +75,8 @@ describe('connecting another provider from a signed-in session', () => {
     assert.deepEqual(await identitiesOf(manager.id), [{ user_id: manager.id, provider_id: providerId, subject: account.sub }]);
     const event = await testApp.db.selectFrom('events').selectAll().where('type', '=', 'user.identity_linked').where('subject_id', '=', manager.id).executeTakeFirstOrThrow();
     assert.equal((event.data as { provider_id: string }).provider_id, providerId);
+    const notices = await testApp.db.selectFrom('email_outbox').select('subject').where('to_address', '=', manager.email).execute();
+    assert.deepEqual(notices.map((mail) => mail.subject).filter((subject) => subject !== 'Confirm your email address'), ['Your Upstream account was linked to your account'], 'the account is told, once');
     const listed = await testApp.app.inject({ method: 'GET', url: '/api/users/profile/identities', headers: manager.auth });
     assert.deepEqual(listed.json().items.map((identity: { provider_id: string; email: string }) => [identity.provider_id, identity.email]), [[providerId, account.email]]);
 

@@ -1,3 +1,5 @@
+import type { Page } from 'playwright-core';
+
 /**
  * A person at the upstream provider (test/helpers/upstream-provider.ts) in a browser of its own:
  * it follows the provider's redirects by hand with the provider's cookies, and answers
@@ -50,4 +52,19 @@ export async function signInAtUpstream(authorizationUrl: string, sub: string): P
     url = new URL(resume, next.href).href;
   }
   throw new Error('the upstream redirected too often');
+}
+
+/**
+ * The same person in a real browser (Chromium, at the upstream's pages): oidc-provider's
+ * development login form, then its consent page when it asks. Returns once the browser has
+ * left the login form; the caller waits for where the provider sends it.
+ */
+export async function signInAtUpstreamPage(page: Page, issuer: string, sub: string): Promise<void> {
+  await page.waitForURL((url) => url.origin === issuer);
+  await page.locator('input[name="login"]').fill(sub);
+  await page.locator('input[name="password"]').fill('any');
+  await page.locator('button[type="submit"]').click();
+  // The login form goes; the consent page (when the provider asks) has its own submit.
+  await page.locator('input[name="login"]').waitFor({ state: 'detached' });
+  if (new URL(page.url()).origin === issuer) await page.locator('button[type="submit"]').click();
 }
