@@ -7,6 +7,14 @@
  * `no-store`, the ETag), so the load generator reads the same bytes from both. No auth, no
  * validation, no serialisation schema and no log. The same work done by the simplest correct code:
  * the ceiling (bench/README.md).
+ *
+ * `/stateless/variants/:id` is the same read with the work API.md section 17 and issue 52 ask of
+ * every request, done by the simplest correct code: the caller's session and user read in the
+ * request's own statement beside the variant (a plain join, and whether the user has a confirmed
+ * second factor), then decided here: a live session, an active user (every role may read), and a
+ * second factor for the roles MFA_REQUIRED_ROLES names, as the service reads it. The token's claims are read from its
+ * payload, once per token (a verified signature may be kept: it cannot be revoked). The ceiling
+ * of a service that keeps nothing about its callers (bench:builds).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -31,6 +39,36 @@ app.get<{ Params: { id: string } }>('/variants/:id', async (request, reply) => {
   if (!row) return reply.code(404).send({ code: 'not_found' });
   reply.header('etag', etagOf(row.version));
   return toVariantResponse(row, process.env.CURRENCY ?? 'USD');
+});
+
+const STATELESS_READ = `select variants.*, users.role as caller_role, users.status as caller_status,
+    exists (select 1 from mfa_factors where mfa_factors.user_id = users.id and mfa_factors.confirmed_at is not null) as caller_has_factor
+  from sessions
+  join users on users.id = sessions.user_id and users.deleted_at is null
+  left join variants on variants.id = $3
+  where sessions.id = $1 and sessions.user_id = $2 and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null`;
+const claimsOfToken = new Map<string, { sub: string; sid: string }>();
+const claimsOf = (authorization: string | undefined) => {
+  const token = authorization?.slice('Bearer '.length) ?? '';
+  let claims = claimsOfToken.get(token);
+  if (!claims) {
+    claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub: string; sid: string };
+    claimsOfToken.set(token, claims);
+  }
+  return claims;
+};
+const rolesNeedingFactor = new Set((process.env.MFA_REQUIRED_ROLES ?? '').split(',').map((role) => role.trim()));
+type StatelessRow = Partial<VariantRow> & { caller_role: string; caller_status: string; caller_has_factor: boolean };
+app.get<{ Params: { id: string } }>('/stateless/variants/:id', async (request, reply) => {
+  const claims = claimsOf(request.headers.authorization);
+  const result = await pool.query<StatelessRow>({ name: statementName && 'stateless-variant', text: STATELESS_READ, values: [claims.sid, claims.sub, request.params.id] });
+  const row = result.rows[0];
+  reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
+  if (!row || row.caller_status !== 'active') return reply.code(401).send({ code: 'invalid_token' });
+  if (rolesNeedingFactor.has(row.caller_role) && !row.caller_has_factor) return reply.code(403).send({ code: 'mfa_enrollment_required' });
+  if (row.id === null || row.id === undefined) return reply.code(404).send({ code: 'not_found' });
+  reply.header('etag', etagOf(row.version!));
+  return toVariantResponse(row as VariantRow, process.env.CURRENCY ?? 'USD');
 });
 app.get('/healthz', async () => ({ status: 'ok' }));
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

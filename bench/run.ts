@@ -12,7 +12,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/scratch-database.js';
 import { postJson } from '../test/helpers/service-process.js';
 import { runCatalogueBench } from './catalogue.js';
@@ -24,7 +23,7 @@ import { formatTable, measure, type Figures, type Scenario } from './measure.js'
 import { runScaleComparison } from './scale.js';
 import { prepareSignIns, runAppTokenComparison, runSignInComparison } from './signin.js';
 import { runTracingComparison } from './tracing.js';
-import { benchScenarios, COMPARISON_WARM_UP_SECONDS, compareWithReference, pick, seed, serviceEnvironment, startBenchService } from './setup.js';
+import { benchScenarios, COMPARISON_WARM_UP_SECONDS, compareWithReference, pick, seed, serviceEnvironment, startBenchService, vacuum } from './setup.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -71,16 +70,6 @@ const say = (line = '') => {
   console.log(line);
   report.push(line);
 };
-
-async function vacuum(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('vacuum (analyze)');
-  } finally {
-    await client.end();
-  }
-}
 
 async function readRss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

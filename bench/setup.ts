@@ -1,6 +1,7 @@
 /** What the benchmark scripts share: the service's environment, the seed data, the bare reference. */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import pg from 'pg';
 import { freePort, postJson, startService } from '../test/helpers/service-process.js';
 import { measure, type Figures, type Scenario } from './measure.js';
 
@@ -125,10 +126,45 @@ async function measureReferenceCpu(
   }
 }
 
+/** `VACUUM (ANALYZE)` of a database: dead rows cleaned and statistics taken before a comparison. */
+export async function vacuum(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('vacuum (analyze)');
+  } finally {
+    await client.end();
+  }
+}
+
 /** CPU seconds a process has used so far (user + system), from /proc. */
 export async function cpuSeconds(pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds each PostgreSQL process on this machine has used so far, by pid: the database's
+ * side of a request, which the service's own CPU time leaves out. A difference is taken over the
+ * pids present at both readings (a backend that exits between them takes its time with it).
+ */
+export async function databaseCpuSeconds(): Promise<Map<number, number>> {
+  const seconds = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (!stat.includes('(postgres)')) continue;
+    const fields = stat.replace(/^.*\) /, '').split(' ');
+    seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return seconds;
+}
+
+/** The CPU seconds the database's processes used between two readings of databaseCpuSeconds. */
+export function databaseCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? seconds);
+  return total;
 }
 
 export interface Comparison {
