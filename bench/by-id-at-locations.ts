@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { postJson } from '../test/helpers/service-process.js';
 import { measure, type Figures } from './measure.js';
-import { cpuSeconds } from './setup.js';
+import { cpuSeconds, vacuum } from './setup.js';
 
 /** Locations made besides the default, so that one variant is stocked at ten. */
 const EXTRA_LOCATIONS = 9;
@@ -39,15 +38,7 @@ async function stockAtTenLocations(baseUrl: string, auth: Record<string, string>
  * CPU per read the same on both sides (bench/README.md). Vacuumed, each row is one live version,
  * as autovacuum leaves any row in time, and what is compared is what ten locations cost a read.
  */
-async function vacuumStockTables(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('vacuum (analyze) variants, stock_levels, locations');
-  } finally {
-    await client.end();
-  }
-}
+const vacuumStockTables = (databaseUrl: string) => vacuum(databaseUrl, ['variants', 'stock_levels', 'locations']);
 
 /**
  * `GET /api/variants/{id}` of a variant stocked at one location against a variant stocked at ten

@@ -126,12 +126,15 @@ async function measureReferenceCpu(
   }
 }
 
-/** `VACUUM (ANALYZE)` of a database: dead rows cleaned and statistics taken before a comparison. */
-export async function vacuum(databaseUrl: string): Promise<void> {
+/**
+ * `VACUUM (ANALYZE)` of a database, or of some of its tables: dead rows cleaned and statistics
+ * taken before a comparison.
+ */
+export async function vacuum(databaseUrl: string, tables: string[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('vacuum (analyze)');
+    await client.query(`vacuum (analyze) ${tables.map((table) => client.escapeIdentifier(table)).join(', ')}`);
   } finally {
     await client.end();
   }
