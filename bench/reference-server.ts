@@ -12,9 +12,12 @@
  * every request, done by the simplest correct code: the caller's session and user read in the
  * request's own statement beside the variant (a plain join, and whether the user has a confirmed
  * second factor), then decided here: a live session, an active user (every role may read), and a
- * second factor for the roles MFA_REQUIRED_ROLES names, as the service reads it. The token's claims are read from its
- * payload, once per token (a verified signature may be kept: it cannot be revoked). The ceiling
- * of a service that keeps nothing about its callers (bench:builds).
+ * second factor for the roles MFA_REQUIRED_ROLES names, as the service reads it. The token's
+ * claims are read from its payload once per token and kept, and its signature is not checked: the
+ * service verifies a token once and keeps the verdict (sessions/verified-tokens.ts; a signature
+ * cannot be revoked), so in steady state neither side pays for it. A bench route only: it would
+ * take a forged token naming a live session. The ceiling of a service that keeps nothing about
+ * its callers (bench:builds).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -48,11 +51,15 @@ const STATELESS_READ = `select variants.*, users.role as caller_role, users.stat
   left join variants on variants.id = $3
   where sessions.id = $1 and sessions.user_id = $2 and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null`;
 const claimsOfToken = new Map<string, { sub: string; sid: string }>();
-const claimsOf = (authorization: string | undefined) => {
+const claimsOf = (authorization: string | undefined): { sub: string; sid: string } | undefined => {
   const token = authorization?.slice('Bearer '.length) ?? '';
   let claims = claimsOfToken.get(token);
   if (!claims) {
-    claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub: string; sid: string };
+    try {
+      claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub: string; sid: string };
+    } catch {
+      return undefined;
+    }
     claimsOfToken.set(token, claims);
   }
   return claims;
@@ -61,6 +68,7 @@ const rolesNeedingFactor = new Set((process.env.MFA_REQUIRED_ROLES ?? '').split(
 type StatelessRow = Partial<VariantRow> & { caller_role: string; caller_status: string; caller_has_factor: boolean };
 app.get<{ Params: { id: string } }>('/stateless/variants/:id', async (request, reply) => {
   const claims = claimsOf(request.headers.authorization);
+  if (!claims) return reply.code(401).send({ code: 'invalid_token' });
   const result = await pool.query<StatelessRow>({ name: statementName && 'stateless-variant', text: STATELESS_READ, values: [claims.sid, claims.sub, request.params.id] });
   const row = result.rows[0];
   reply.headers(API_HEADERS).header('x-request-id', randomUUID()).header('cache-control', 'no-store');
