@@ -19,7 +19,7 @@ delete from "webauthn_challenges" where "challenge" = $1 and "purpose" = $2 retu
 delete from "webauthn_challenges" where "expires_at" < now();
 
 -- src/mfa/factor-repository.ts: confirmedFactorsOfUser(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select "caller".*, "requested".*
+select to_json(caller) as "caller", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -34,11 +34,7 @@ select "caller".*, "requested".*
   where mfa_recovery_codes.user_id = mfa_factors.user_id and used_at is null) as "recovery_codes_left"
   from "mfa_factors"
   where "user_id" = $3 and "confirmed_at" is not null
-  order by "created_at", "id") as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
-  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
-  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+  order by "created_at", "id") as "requested_rows") as "requested" on true;
 select *, (select count(*)::integer
   from mfa_recovery_codes
   where mfa_recovery_codes.user_id = mfa_factors.user_id and used_at is null) as "recovery_codes_left"
@@ -47,7 +43,7 @@ select *, (select count(*)::integer
   order by "created_at", "id";
 
 -- src/mfa/factor-repository.ts: factorOfUser(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000012')
-select "caller".*, "requested".*
+select to_json(caller) as "caller", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -59,11 +55,7 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "mfa_factors"
-  where "user_id" = $3 and "id" = $4) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
-  and (caller.caller__role = any($5::text[]) or caller.caller__id = $6::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $7::text[]))
-  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $8::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($9::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($10::integer, 2147483647));
+  where "user_id" = $3 and "id" = $4) as "requested_rows") as "requested" on true;
 select * from "mfa_factors" where "user_id" = $1 and "id" = $2;
 
 -- src/mfa/factor-repository.ts: insertFactor({ id: '00000000-0000-4000-8000-000000000099', user_id: '00000000-0000-4000-8000-000000000001', type: 'totp', name: 'Tablet', totp_secret: 'SECRET2', totp_last_step: null, credential_id: null, public_key: null, sign_count: 0, transports: null, confirmed_at: null, created_at: '2026-01-01T00:00:00.000Z' })

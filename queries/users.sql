@@ -109,7 +109,7 @@ delete from "email_codes" where "created_at" < now() - interval '1 day';
 delete from "email_codes" where "user_id" = $1 returning "email";
 
 -- src/users/user-repository.ts: userById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select "caller".*, "requested".*
+select to_json(caller) as "caller", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -121,15 +121,11 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "users"
-  where "id" = $3 and "deleted_at" is null) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
-  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
-  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+  where "id" = $3 and "deleted_at" is null) as "requested_rows") as "requested" on true;
 select * from "users" where "id" = $1 and "deleted_at" is null;
 
 -- src/users/user-repository.ts: userRecordById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select "caller".*, "requested".*
+select to_json(caller) as "caller", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -141,11 +137,7 @@ select "caller".*, "requested".*
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "users"
-  where "id" = $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
-  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
-  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647));
+  where "id" = $3) as "requested_rows") as "requested" on true;
 select * from "users" where "id" = $1;
 
 -- src/users/user-repository.ts: findUserById('00000000-0000-4000-8000-000000000001')

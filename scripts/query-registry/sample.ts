@@ -65,7 +65,7 @@ export function callerReadSample<Values extends unknown[]>(read: CallerRead<unkn
     summary: `beside a user's caller, then alone: ${values.map(describeValue).join(', ')}`,
     calls: read,
     run: async (trx) => {
-      await read.run(trx, USER_CALLER, SAMPLE_GATE, values);
+      await read.run(trx, USER_CALLER, values);
       await read.alone(trx, values);
     },
   };

@@ -23,8 +23,8 @@ export const sessions: RepositoryFile[] = [
       // The same three statements as above, by the kind of the key.
       callerOf: call(callerQuery.callerOf, USER_CALLER),
       // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
-      besideCaller: custom("userCaller(…), the gate, variantsPage(…, {}, { limit: 20 }), ordered", (trx) =>
-        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), SAMPLE_GATE, variantsPage(trx, {}, FIRST_PAGE), true).execute(),
+      besideCaller: custom("userCaller(…), the gate, variantsPage(…, {}, { limit: 20 })", (trx) =>
+        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), SAMPLE_GATE, variantsPage(trx, {}, FIRST_PAGE)).execute(),
       ),
       callerLetIn: notSql('fragment'),
       namesUser: notSql('predicate'),

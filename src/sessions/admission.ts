@@ -4,7 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import type { CountedRequest } from '../http/rate-limit.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
-import { besideCaller, callerAlone, callerLetIn, callerOf, namesUser, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+import { besideCaller, callerAlone, callerLetIn, callerOf, namesUser, type BesideCaller, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
 
 /** Who makes a request, once admitted. */
 export interface Caller {
@@ -185,19 +185,19 @@ export class Access {
   /** A keyed read beside the caller (callerRead in a repository): the data rows, for an admitted caller. */
   async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
     if (this.admitted) return query.alone(this.#database, values);
-    const rows = await query.run(this.#database, this.#key!, this.gate(), values);
-    this.#decision ??= this.decide(rows[0]);
+    const rows = await query.run(this.#database, this.#key!, values);
+    this.#decision ??= this.decide(rows[0]?.caller);
     await this.#decision;
-    return this.dataOf(rows as unknown as Record<string, unknown>[]);
+    return this.dataOf(rows);
   }
 
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
     if (this.admitted) return query(this.#database).execute() as Promise<Row[]>;
-    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), this.gate(), query(this.#database), true).execute()) as CallerColumns[];
-    this.#decision ??= this.decide(rows[0]);
+    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), this.gate(), query(this.#database)).execute()) as BesideCaller<Row>[];
+    this.#decision ??= this.decide(rows[0]?.caller);
     await this.#decision;
-    return this.dataOf(rows as unknown as Record<string, unknown>[]);
+    return this.dataOf(rows);
   }
 
   /**
@@ -272,15 +272,10 @@ export class Access {
     return this.#decision;
   }
 
-  /** The data of a fused read: the rows that carry data, without the caller's columns. */
-  private dataOf<Row>(rows: Record<string, unknown>[]): Row[] {
+  /** The data of a read beside the caller: the rows that carry data, without the caller. */
+  private dataOf<Row>(rows: BesideCaller<Row>[]): Row[] {
     const data: Row[] = [];
-    for (const row of rows) {
-      if (row.caller__row === null || row.caller__row === undefined) continue;
-      const kept: Record<string, unknown> = {};
-      for (const column in row) if (!column.startsWith('caller__')) kept[column] = row[column];
-      data.push(kept as Row);
-    }
+    for (const { caller: _caller, caller__row: mark, ...row } of rows) if (mark !== null && mark !== undefined) data.push(row as Row);
     return data;
   }
 

@@ -240,28 +240,62 @@ type AnySelect = SelectQueryBuilder<any, any, any>;
 const NEVER = sql.lit(2147483647);
 
 /**
- * The one shape of an authenticated read: the caller's row beside the request's data, in one
- * statement.
+ * A row of a read beside the caller: the caller's row as one JSON column (`caller`), the data's
+ * columns, and `caller__row`, null when there is no data row.
+ */
+export type BesideCaller<Row> = { caller: CallerColumns; caller__row: unknown } & Partial<Row>;
+
+/**
+ * The caller's row as one JSON column beside the data's. pg describes and parses every column of
+ * every row on its own, for every statement: the caller's eleven columns as one JSON value made
+ * the by-id read's own CPU a few microseconds smaller (bench/README.md, 2026-11-29, evening).
+ */
+const callerAsOneColumn = sql<CallerColumns>`to_json(caller)`.as('caller');
+
+/**
+ * The shape of a page read (a list, or any read whose shape changes with the request): the
+ * caller's row beside the request's data, in one statement, the data's order kept by a row number.
  *
- *   select caller.*, requested.*
+ *   select to_json(caller) as caller, requested.*
  *   from (<the caller>) as caller
- *   left join lateral (select <mark>, requested_rows.* from (<the data>) as requested_rows) as requested
+ *   left join lateral (select row_number() over () as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested
  *     on <the caller is live and active, and the rule's roles, self or scope let it in,
  *         and it has the second factor its role requires, verified recently enough on a step-up route>
  *
- * A refused caller's row comes back alone, and the data is not even read. The caller's own
+ * A refused caller's row comes back alone, and the page is not even read. The caller's own
  * columns then decide the answer (401, 403) in admission.ts, as a statement of its own would.
- * `ordered` keeps the data's order (a page) with a row number; a keyed lookup has none to keep.
  */
-export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate, data: AnySelect, ordered: boolean) {
-  const mark = ordered ? sql<unknown>`row_number() over ()` : sql<unknown>`true`;
-  const requested = db.selectFrom(data.as('requested_rows')).select(mark.as('caller__row')).selectAll('requested_rows');
-  const query = db
+export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate, data: AnySelect) {
+  const requested = db.selectFrom(data.as('requested_rows')).select(sql<unknown>`row_number() over ()`.as('caller__row')).selectAll('requested_rows');
+  return db
     .selectFrom(caller.as('caller'))
     .leftJoinLateral(requested.as('requested'), (join) => join.on(gateLetsIn(gate)))
-    .selectAll('caller')
+    .select(callerAsOneColumn)
+    .selectAll('requested')
+    .orderBy('requested.caller__row');
+}
+
+/**
+ * The shape of a callerRead (a row by its key, or a short list such as a user's factors): the
+ * caller's row beside the data, joined whatever the caller is, in one statement.
+ *
+ *   select to_json(caller) as caller, requested.*
+ *   from (<the caller>) as caller
+ *   left join lateral (select true as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested on true
+ *
+ * The caller's columns decide the answer in admission.ts before the data is handed out, as they
+ * do for every way in. Unlike a page's, the statement carries no gate: its six bound values (four
+ * arrays, serialized on every call) and its condition cost more than the few rows read for a
+ * caller who is then refused. Without them the statement alone ran about 8% faster under pgbench
+ * (bench/README.md, 2026-11-29, evening).
+ */
+function keyedBesideCaller(db: Kysely<Database>, caller: AnySelect, data: AnySelect) {
+  const requested = db.selectFrom(data.as('requested_rows')).select(sql<true>`true`.as('caller__row')).selectAll('requested_rows');
+  return db
+    .selectFrom(caller.as('caller'))
+    .leftJoinLateral(requested.as('requested'), (join) => join.onTrue())
+    .select(callerAsOneColumn)
     .selectAll('requested');
-  return ordered ? query.orderBy('requested.caller__row') : query;
 }
 
 /**
@@ -288,23 +322,14 @@ export function callerLetIn(db: Kysely<Database>, key: CallerKey, gate: Gate, bu
   return sql<boolean>`exists (select 1 from (${callerOf(db, key)}) as caller where ${gateLetsIn(gate)}${withinBudget})`;
 }
 
-/** The gate as the values a prepared read binds, in order. */
-type GateValues = [roles: readonly Role[], selfId: string | null, scopes: readonly string[], mfaRoles: readonly Role[], stepUpSeconds: number | null, appScopes: readonly string[]];
-const GATE_SIZE = 6;
-const valuesOf = (gate: Gate): GateValues => [gate.roles, gate.selfId, gate.scopes, gate.mfaRoles, gate.stepUpSeconds, gate.appScopes];
-const gateOf = ([roles, selfId, scopes, mfaRoles, stepUpSeconds, appScopes]: GateValues): Gate => ({ roles, selfId, scopes, mfaRoles, stepUpSeconds, appScopes });
-const gateValuesIn = (rest: unknown[]) => rest.slice(0, GATE_SIZE) as GateValues;
-const valuesIn = <Values>(rest: unknown[]) => rest.slice(GATE_SIZE) as Values;
-const SAMPLE_GATE: GateValues = [[], null, [], [], null, []];
-
 /** A keyed read whose shape never changes: `callerRead` prepares it once for each kind of caller. */
 export type DataQuery<Values extends unknown[]> = (db: Kysely<Database>, ...values: Values) => AnySelect;
 
 export interface CallerRead<Row, Values extends unknown[]> {
   /** `<area>.<what>`: names the read in queries/<area>.sql. */
   name: string;
-  /** Reads the data beside the caller: one row per data row, or the caller's row alone. */
-  run(db: Kysely<Database>, key: CallerKey, gate: Gate, values: Values): Promise<(CallerColumns & Partial<Row> & { caller__row: unknown })[]>;
+  /** Reads the data beside the caller: the caller's row, with the data row's columns when there is one. */
+  run(db: Kysely<Database>, key: CallerKey, values: Values): Promise<BesideCaller<Row>[]>;
   /** Reads the data alone, for a request whose caller an earlier statement of its own admitted. */
   alone(db: Kysely<Database>, values: Values): Promise<Row[]>;
   /** The statement as built for each kind of caller, and alone, for queries/ (values left as they come). */
@@ -320,38 +345,35 @@ export const CALLER_READS: CallerRead<unknown, never>[] = [];
  * request's values. The SQL it sends is committed in queries/ and checked by a test.
  */
 export function callerRead<Row, Values extends unknown[]>(name: string, data: DataQuery<Values>): CallerRead<Row, Values> {
-  const beside = (db: Kysely<Database>, caller: AnySelect, gate: GateValues, values: Values) => besideCaller(db, caller, gateOf(gate), data(db, ...values), false);
-  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...rest: [...GateValues, ...Values]) =>
-    beside(db, userCaller(db, { userId, sessionId }), gateValuesIn(rest), valuesIn<Values>(rest));
-  const forAppUser = (db: Kysely<Database>, userId: string, sessionId: string, clientId: string, tokenScopes: readonly string[], ...rest: [...GateValues, ...Values]) =>
-    beside(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), gateValuesIn(rest), valuesIn<Values>(rest));
-  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...rest: [...GateValues, ...Values]) =>
-    beside(db, clientSecretCaller(db, { secretHash }), gateValuesIn(rest), valuesIn<Values>(rest));
-  const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...rest: [...GateValues, ...Values]) =>
-    beside(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), gateValuesIn(rest), valuesIn<Values>(rest));
+  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...values: Values) => keyedBesideCaller(db, userCaller(db, { userId, sessionId }), data(db, ...values));
+  const forAppUser = (db: Kysely<Database>, userId: string, sessionId: string, clientId: string, tokenScopes: readonly string[], ...values: Values) =>
+    keyedBesideCaller(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), data(db, ...values));
+  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...values: Values) => keyedBesideCaller(db, clientSecretCaller(db, { secretHash }), data(db, ...values));
+  const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...values: Values) =>
+    keyedBesideCaller(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), data(db, ...values));
   const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
   const prepared = { user: preparedQuery(forUser), appUser: preparedQuery(forAppUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
   const read: CallerRead<Row, Values> = {
     name,
     alone: (db, values) => dataAlone(db, ...values) as Promise<Row[]>,
-    run: (db, key, gate, values) => {
+    run: (db, key, values) => {
       switch (key.kind) {
         case 'user':
-          return prepared.user(db, key.userId, key.sessionId, ...valuesOf(gate), ...values) as never;
+          return prepared.user(db, key.userId, key.sessionId, ...values) as never;
         case 'app-user':
-          return prepared.appUser(db, key.userId, key.sessionId, key.clientId, key.scopes, ...valuesOf(gate), ...values) as never;
+          return prepared.appUser(db, key.userId, key.sessionId, key.clientId, key.scopes, ...values) as never;
         case 'client-secret':
-          return prepared.clientSecret(db, key.secretHash, ...valuesOf(gate), ...values) as never;
+          return prepared.clientSecret(db, key.secretHash, ...values) as never;
         case 'client-token':
-          return prepared.clientToken(db, key.clientId, key.scopes, key.generation, ...valuesOf(gate), ...values) as never;
+          return prepared.clientToken(db, key.clientId, key.scopes, key.generation, ...values) as never;
       }
     },
     statements: (db) => ({
-      user: forUser(db, '$user', '$session', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
-      appUser: forAppUser(db, '$user', '$session', '$client', [], ...SAMPLE_GATE, ...sampleValues()).compile().sql,
-      clientSecret: forClientSecret(db, '$secret_hash', ...SAMPLE_GATE, ...sampleValues()).compile().sql,
-      clientToken: forClientToken(db, '$client', [], 0, ...SAMPLE_GATE, ...sampleValues()).compile().sql,
+      user: forUser(db, '$user', '$session', ...sampleValues()).compile().sql,
+      appUser: forAppUser(db, '$user', '$session', '$client', [], ...sampleValues()).compile().sql,
+      clientSecret: forClientSecret(db, '$secret_hash', ...sampleValues()).compile().sql,
+      clientToken: forClientToken(db, '$client', [], 0, ...sampleValues()).compile().sql,
       alone: data(db, ...sampleValues()).compile().sql,
     }),
   };
