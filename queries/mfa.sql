@@ -19,7 +19,7 @@ delete from "webauthn_challenges" where "challenge" = $1 and "purpose" = $2 retu
 delete from "webauthn_challenges" where "expires_at" < now();
 
 -- src/mfa/factor-repository.ts: confirmedFactorsOfUser(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select to_json(caller) as "caller", "requested".*
+select to_json(caller) as "caller__columns", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -43,7 +43,7 @@ select *, (select count(*)::integer
   order by "created_at", "id";
 
 -- src/mfa/factor-repository.ts: factorOfUser(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000012')
-select to_json(caller) as "caller", "requested".*
+select to_json(caller) as "caller__columns", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"

@@ -43,8 +43,8 @@ select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as
   limit 1) as "confirmed_factor" on true
   where "users"."id" = $2;
 
--- src/sessions/caller-query.ts: besideCaller(userCaller(…), the gate, variantsPage(…, {}, { limit: 20 }))
-select to_json(caller) as "caller", "requested".*
+-- src/sessions/caller-query.ts: besideCaller(userCaller(…), variantsPage(…, {}, { limit: 20 }), ordered)
+select to_json(caller) as "caller__columns", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -57,12 +57,8 @@ select to_json(caller) as "caller", "requested".*
   from (select *
   from "variants"
   order by "created_at" desc, "id" desc
-  limit $3) as "requested_rows") as "requested" on caller.caller__status = 'active' and caller.caller__live
-  and (caller.caller__role = any($4::text[]) or caller.caller__id = $5::uuid or (caller.caller__kind = 'client' and caller.caller__scopes && $6::text[]))
-  and (caller.caller__kind = 'client' or caller.caller__scopes is null or caller.caller__scopes && $7::text[])
-  and (caller.caller__mfa_enrolled or not coalesce(caller.caller__role = any($8::text[]), false))
-  and (not caller.caller__mfa_enrolled or coalesce(caller.caller__mfa_age, 2147483647) <= coalesce($9::integer, 2147483647))
-    order by "requested"."caller__row";
+  limit $3) as "requested_rows") as "requested" on true
+  order by "requested"."caller__row";
 
 -- src/sessions/caller-query.ts: callerAlone(a user, an app's user, a client secret, a client token)
 select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"

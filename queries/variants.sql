@@ -1,7 +1,7 @@
 -- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
 
 -- src/variants/variant-repository.ts: variantById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000003')
-select to_json(caller) as "caller", "requested".*
+select to_json(caller) as "caller__columns", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -17,7 +17,7 @@ select to_json(caller) as "caller", "requested".*
 select * from "variants" where "id" = $1;
 
 -- src/variants/variant-repository.ts: variantBySku(beside a user's caller, then alone: 'sku-1')
-select to_json(caller) as "caller", "requested".*
+select to_json(caller) as "caller__columns", "requested".*
   from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"

@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../src/db/tables.js';
-import type { CallerRead, Gate, UserKey } from '../../src/sessions/caller-query.js';
+import type { CallerRead, UserKey } from '../../src/sessions/caller-query.js';
 
 /** One function's sample: the values it is called with (for the header) and the call itself. */
 export interface Sample {
@@ -122,7 +122,6 @@ export const FIRST_PAGE = { limit: 20 };
 export const NEXT_PAGE = { limit: 20, after: { createdAt: SAMPLE.date, id: SAMPLE.newId } };
 
 export const USER_CALLER: UserKey = { kind: 'user', userId: SAMPLE.userId, sessionId: SAMPLE.sessionId };
-export const SAMPLE_GATE: Gate = { roles: ['admin'], selfId: null, scopes: [], mfaRoles: [], stepUpSeconds: null, appScopes: [] };
 
 /** Stands for the steps that record a change's events (events/event-recorder.ts, recordingSteps), which are not a repository's. */
 export function recordNothing(step: string) {

@@ -4,7 +4,7 @@ import { SecretsAtRest } from '../../src/sessions/secrets-at-rest.js';
 import * as sessionRepository from '../../src/sessions/session-repository.js';
 import * as signingKeyRepository from '../../src/sessions/signing-key-repository.js';
 import { variantsPage } from '../../src/variants/variant-repository.js';
-import { call, custom, FIRST_PAGE, notSql, SAMPLE, SAMPLE_GATE, USER_CALLER, type RepositoryFile } from './sample.js';
+import { call, custom, FIRST_PAGE, notSql, SAMPLE, USER_CALLER, type RepositoryFile } from './sample.js';
 
 const clientSecretCaller = { kind: 'client-secret', secretHash: 'secret-hash' } as const;
 const clientTokenCaller = { kind: 'client-token', clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 } as const;
@@ -23,8 +23,8 @@ export const sessions: RepositoryFile[] = [
       // The same three statements as above, by the kind of the key.
       callerOf: call(callerQuery.callerOf, USER_CALLER),
       // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
-      besideCaller: custom("userCaller(…), the gate, variantsPage(…, {}, { limit: 20 })", (trx) =>
-        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), SAMPLE_GATE, variantsPage(trx, {}, FIRST_PAGE)).execute(),
+      besideCaller: custom("userCaller(…), variantsPage(…, {}, { limit: 20 }), ordered", (trx) =>
+        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), variantsPage(trx, {}, FIRST_PAGE), true).execute(),
       ),
       callerLetIn: notSql('fragment'),
       namesUser: notSql('predicate'),

@@ -186,7 +186,7 @@ export class Access {
   async read<Row, Values extends unknown[]>(query: CallerRead<Row, Values>, ...values: Values): Promise<Row[]> {
     if (this.admitted) return query.alone(this.#database, values);
     const rows = await query.run(this.#database, this.#key!, values);
-    this.#decision ??= this.decide(rows[0]?.caller);
+    this.#decision ??= this.decide(rows[0]?.caller__columns);
     await this.#decision;
     return this.dataOf(rows);
   }
@@ -194,8 +194,8 @@ export class Access {
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
     if (this.admitted) return query(this.#database).execute() as Promise<Row[]>;
-    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), this.gate(), query(this.#database)).execute()) as BesideCaller<Row>[];
-    this.#decision ??= this.decide(rows[0]?.caller);
+    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), query(this.#database), true).execute()) as BesideCaller<Row>[];
+    this.#decision ??= this.decide(rows[0]?.caller__columns);
     await this.#decision;
     return this.dataOf(rows);
   }
@@ -275,7 +275,7 @@ export class Access {
   /** The data of a read beside the caller: the rows that carry data, without the caller. */
   private dataOf<Row>(rows: BesideCaller<Row>[]): Row[] {
     const data: Row[] = [];
-    for (const { caller: _caller, caller__row: mark, ...row } of rows) if (mark !== null && mark !== undefined) data.push(row as Row);
+    for (const { caller__columns: _caller, caller__row: mark, ...row } of rows) if (mark !== null && mark !== undefined) data.push(row as Row);
     return data;
   }
 

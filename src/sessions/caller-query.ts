@@ -37,8 +37,8 @@ export type CallerKey = UserKey | AppUserKey | ClientSecretKey | ClientTokenKey;
 export const namesUser = (key: CallerKey): key is UserKey | AppUserKey => key.kind === 'user' || key.kind === 'app-user';
 
 /**
- * The caller as the database says now, in the columns the admission decides on. Prefixed, so
- * they never clash with a data query's columns beside them.
+ * The caller as the database says now, in the columns the admission decides on. Prefixed, so a
+ * gate's condition (callerLetIn) reads them apart from the columns of what a statement writes.
  */
 export interface CallerColumns {
   caller__kind: 'user' | 'client';
@@ -89,10 +89,10 @@ const userStatus = sql<string>`case when users.deleted_at is null then users.sta
 /**
  * The caller of a user's access token: the user by id, beside the session the token names and
  * whether the user has a confirmed second factor. That last is one probe of the user's factors,
- * joined laterally: as an `exists` column beside data, PostgreSQL inlined it into each gate
- * condition that reads it and ran it up to three times a statement (as a hash of every confirmed
- * factor while the table is small); the lateral probe made the by-id read's statement about a
- * tenth faster (bench/README.md).
+ * joined laterally: as an `exists` column, PostgreSQL inlined it into each gate condition that
+ * reads it and ran it up to three times a statement (as a hash of every confirmed factor while
+ * the table is small; bench/README.md, 2026-11-28). Without a gate, as in a read, the two forms
+ * measured alike.
  */
 export function userCaller(db: Kysely<Database>, key: { userId: string; sessionId: string }) {
   return db
@@ -215,7 +215,10 @@ export function callerOf(db: Kysely<Database>, key: CallerKey) {
   }
 }
 
-/** What the database itself requires before it reads a request's data (the rest is admission.ts). */
+/**
+ * What a route requires of its caller, as values: admission.ts decides on them in code, and a
+ * write in one statement puts them in its statement as a condition (callerLetIn).
+ */
 export interface Gate {
   roles: readonly Role[];
   /** The user a route's `orSelf` parameter names, or null. */
@@ -240,68 +243,51 @@ type AnySelect = SelectQueryBuilder<any, any, any>;
 const NEVER = sql.lit(2147483647);
 
 /**
- * A row of a read beside the caller: the caller's row as one JSON column (`caller`), the data's
- * columns, and `caller__row`, null when there is no data row.
+ * A row of a read beside the caller: the caller's row as one JSON column (`caller__columns`), the
+ * data's columns, and `caller__row`, null when there is no data row.
  */
-export type BesideCaller<Row> = { caller: CallerColumns; caller__row: unknown } & Partial<Row>;
+export type BesideCaller<Row> = { caller__columns: CallerColumns; caller__row: unknown } & Partial<Row>;
 
 /**
  * The caller's row as one JSON column beside the data's. pg describes and parses every column of
  * every row on its own, for every statement: the caller's eleven columns as one JSON value made
  * the by-id read's own CPU a few microseconds smaller (bench/README.md, 2026-11-29, evening).
  */
-const callerAsOneColumn = sql<CallerColumns>`to_json(caller)`.as('caller');
+const callerAsOneColumn = sql<CallerColumns>`to_json(caller)`.as('caller__columns');
 
 /**
- * The shape of a page read (a list, or any read whose shape changes with the request): the
- * caller's row beside the request's data, in one statement, the data's order kept by a row number.
+ * The one shape of an authenticated read: the caller's row beside the request's data, joined
+ * whatever the caller is, in one statement.
  *
- *   select to_json(caller) as caller, requested.*
+ *   select to_json(caller) as caller__columns, requested.*
  *   from (<the caller>) as caller
- *   left join lateral (select row_number() over () as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested
- *     on <the caller is live and active, and the rule's roles, self or scope let it in,
- *         and it has the second factor its role requires, verified recently enough on a step-up route>
+ *   left join lateral (select <mark> as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested on true
  *
- * A refused caller's row comes back alone, and the page is not even read. The caller's own
- * columns then decide the answer (401, 403) in admission.ts, as a statement of its own would.
+ * The caller's columns decide the answer (401, 403) in admission.ts before any data is handed
+ * out, as they do for every way in. The statement carries no condition of the route's rule: as a
+ * join filter it did not spare reading the data (PostgreSQL read a refused caller's page and
+ * dropped its rows), and its six bound values (four arrays, serialised on every call) made the
+ * by-id statement about 8% slower under pgbench (bench/README.md, 2026-11-29, evening).
+ * `ordered` keeps a page's order with a row number; a keyed read (a row by its key, or a short
+ * list such as a user's factors) has the one caller row on the outer side of a nested loop, which
+ * keeps its data's order as the data query gives it.
  */
-export function besideCaller(db: Kysely<Database>, caller: AnySelect, gate: Gate, data: AnySelect) {
-  const requested = db.selectFrom(data.as('requested_rows')).select(sql<unknown>`row_number() over ()`.as('caller__row')).selectAll('requested_rows');
-  return db
-    .selectFrom(caller.as('caller'))
-    .leftJoinLateral(requested.as('requested'), (join) => join.on(gateLetsIn(gate)))
-    .select(callerAsOneColumn)
-    .selectAll('requested')
-    .orderBy('requested.caller__row');
-}
-
-/**
- * The shape of a callerRead (a row by its key, or a short list such as a user's factors): the
- * caller's row beside the data, joined whatever the caller is, in one statement.
- *
- *   select to_json(caller) as caller, requested.*
- *   from (<the caller>) as caller
- *   left join lateral (select true as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested on true
- *
- * The caller's columns decide the answer in admission.ts before the data is handed out, as they
- * do for every way in. Unlike a page's, the statement carries no gate: its six bound values (four
- * arrays, serialized on every call) and its condition cost more than the few rows read for a
- * caller who is then refused. Without them the statement alone ran about 8% faster under pgbench
- * (bench/README.md, 2026-11-29, evening).
- */
-function keyedBesideCaller(db: Kysely<Database>, caller: AnySelect, data: AnySelect) {
-  const requested = db.selectFrom(data.as('requested_rows')).select(sql<true>`true`.as('caller__row')).selectAll('requested_rows');
-  return db
+export function besideCaller(db: Kysely<Database>, caller: AnySelect, data: AnySelect, ordered: boolean) {
+  const mark = ordered ? sql<unknown>`row_number() over ()` : sql<unknown>`true`;
+  const requested = db.selectFrom(data.as('requested_rows')).select(mark.as('caller__row')).selectAll('requested_rows');
+  const query = db
     .selectFrom(caller.as('caller'))
     .leftJoinLateral(requested.as('requested'), (join) => join.onTrue())
     .select(callerAsOneColumn)
     .selectAll('requested');
+  return ordered ? query.orderBy('requested.caller__row') : query;
 }
 
 /**
- * The gate's condition on a caller's row (`caller.*`): live and active, and the rule's roles,
- * self or scope let it in, and it has the second factor its role requires, verified recently
- * enough on a step-up route. The admission's own rules in admission.ts say the same in code.
+ * The gate's condition on a caller's row (`caller.*`), for a write in one statement: live and
+ * active, and the rule's roles, self or scope let it in, and it has the second factor its role
+ * requires, verified recently enough on a step-up route. The admission's own rules in
+ * admission.ts say the same in code.
  */
 function gateLetsIn(gate: Gate) {
   return sql<boolean>`caller.caller__status = 'active' and caller.caller__live
@@ -345,12 +331,12 @@ export const CALLER_READS: CallerRead<unknown, never>[] = [];
  * request's values. The SQL it sends is committed in queries/ and checked by a test.
  */
 export function callerRead<Row, Values extends unknown[]>(name: string, data: DataQuery<Values>): CallerRead<Row, Values> {
-  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...values: Values) => keyedBesideCaller(db, userCaller(db, { userId, sessionId }), data(db, ...values));
+  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...values: Values) => besideCaller(db, userCaller(db, { userId, sessionId }), data(db, ...values), false);
   const forAppUser = (db: Kysely<Database>, userId: string, sessionId: string, clientId: string, tokenScopes: readonly string[], ...values: Values) =>
-    keyedBesideCaller(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), data(db, ...values));
-  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...values: Values) => keyedBesideCaller(db, clientSecretCaller(db, { secretHash }), data(db, ...values));
+    besideCaller(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), data(db, ...values), false);
+  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...values: Values) => besideCaller(db, clientSecretCaller(db, { secretHash }), data(db, ...values), false);
   const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...values: Values) =>
-    keyedBesideCaller(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), data(db, ...values));
+    besideCaller(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), data(db, ...values), false);
   const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
   const prepared = { user: preparedQuery(forUser), appUser: preparedQuery(forAppUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
