@@ -109,35 +109,33 @@ delete from "email_codes" where "created_at" < now() - interval '1 day';
 delete from "email_codes" where "user_id" = $1 returning "email";
 
 -- src/users/user-repository.ts: userById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select to_json(caller) as "caller__columns", "requested".*
-  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'caller__role', "users"."role", 'caller__status', case when users.deleted_at is null then users.status else 'deleted' end, 'caller__live', (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null), 'caller__stale', (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute'), 'caller__scopes', null::text[], 'caller__rate_limit', null::integer, 'caller__credential', null::uuid, 'caller__mfa_enrolled', coalesce(confirmed_factor.enrolled, false), 'caller__mfa_age', floor(extract(epoch from now() - sessions.mfa_verified_at))::integer) as "caller__columns", "requested".*
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
   limit 1) as "confirmed_factor" on true
-  where "users"."id" = $2) as "caller"
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "users"
-  where "id" = $3 and "deleted_at" is null) as "requested_rows") as "requested" on true;
+  where "id" = $2 and "deleted_at" is null) as "requested_rows") as "requested" on true
+  where "users"."id" = $3;
 select * from "users" where "id" = $1 and "deleted_at" is null;
 
 -- src/users/user-repository.ts: userRecordById(beside a user's caller, then alone: '00000000-0000-4000-8000-000000000001')
-select to_json(caller) as "caller__columns", "requested".*
-  from (select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
+select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'caller__role', "users"."role", 'caller__status', case when users.deleted_at is null then users.status else 'deleted' end, 'caller__live', (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null), 'caller__stale', (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute'), 'caller__scopes', null::text[], 'caller__rate_limit', null::integer, 'caller__credential', null::uuid, 'caller__mfa_enrolled', coalesce(confirmed_factor.enrolled, false), 'caller__mfa_age', floor(extract(epoch from now() - sessions.mfa_verified_at))::integer) as "caller__columns", "requested".*
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
   left join lateral (select true as "enrolled"
   from "mfa_factors"
   where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
   limit 1) as "confirmed_factor" on true
-  where "users"."id" = $2) as "caller"
   left join lateral (select true as "caller__row", "requested_rows".*
   from (select *
   from "users"
-  where "id" = $3) as "requested_rows") as "requested" on true;
+  where "id" = $2) as "requested_rows") as "requested" on true
+  where "users"."id" = $3;
 select * from "users" where "id" = $1;
 
 -- src/users/user-repository.ts: findUserById('00000000-0000-4000-8000-000000000001')

@@ -16,16 +16,12 @@ export const sessions: RepositoryFile[] = [
     file: 'src/sessions/caller-query.ts',
     area: 'sessions',
     entries: {
-      userCaller: call(callerQuery.userCaller, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId }),
-      appUserCaller: call(callerQuery.appUserCaller, { userId: SAMPLE.userId, sessionId: SAMPLE.sessionId, clientId: SAMPLE.clientId, scopes: ['account'] }),
-      clientSecretCaller: call(callerQuery.clientSecretCaller, { secretHash: 'secret-hash' }),
-      clientTokenCaller: call(callerQuery.clientTokenCaller, { clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 }),
-      // The same three statements as above, by the kind of the key.
-      callerOf: call(callerQuery.callerOf, USER_CALLER),
+      // Each kind of caller's row, its columns as they are: a write in one statement puts it in its condition (callerLetIn).
+      callerOf: custom("a user, an app's user, a client secret, a client token", async (trx) => {
+        for (const key of [USER_CALLER, appUserCaller, clientSecretCaller, clientTokenCaller]) await callerQuery.callerOf(trx, key).execute();
+      }),
       // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
-      besideCaller: custom("userCaller(…), variantsPage(…, {}, { limit: 20 }), ordered", (trx) =>
-        callerQuery.besideCaller(trx, callerQuery.userCaller(trx, USER_CALLER), variantsPage(trx, {}, FIRST_PAGE), true).execute(),
-      ),
+      besideCaller: custom("a user, variantsPage(…, {}, { limit: 20 }), ordered", (trx) => callerQuery.besideCaller(trx, USER_CALLER, variantsPage(trx, {}, FIRST_PAGE), true).execute()),
       callerLetIn: notSql('fragment'),
       namesUser: notSql('predicate'),
       CALLER_READS: notSql('constant'),

@@ -4,7 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import { AppError, accountSuspended, forbidden, invalidToken } from '../http/errors.js';
 import type { CountedRequest } from '../http/rate-limit.js';
 import { scopesOf, type AccessRule } from './access-rule.js';
-import { besideCaller, callerAlone, callerLetIn, callerOf, namesUser, type BesideCaller, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
+import { besideCaller, callerAlone, callerLetIn, namesUser, type BesideCaller, type CallerColumns, type CallerKey, type CallerRead, type Gate } from './caller-query.js';
 
 /** Who makes a request, once admitted. */
 export interface Caller {
@@ -194,7 +194,7 @@ export class Access {
   /** A page (or any read whose shape changes with the request) beside the caller, its order kept. */
   async readPage<Row>(query: (db: Kysely<Database>) => SelectQueryBuilder<any, any, Row>): Promise<Row[]> {
     if (this.admitted) return query(this.#database).execute() as Promise<Row[]>;
-    const rows = (await besideCaller(this.#database, callerOf(this.#database, this.#key!), query(this.#database), true).execute()) as BesideCaller<Row>[];
+    const rows = (await besideCaller(this.#database, this.#key!, query(this.#database), true).execute()) as BesideCaller<Row>[];
     this.#decision ??= this.decide(rows[0]?.caller__columns);
     await this.#decision;
     return this.dataOf(rows);

@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { jsonBuildObject } from 'kysely/helpers/postgres';
 import { preparedQuery } from '../db/prepared-query.js';
 import type { Database, Role } from '../db/tables.js';
 
@@ -87,6 +88,35 @@ const confirmedFactorOfUser = (from: ExpressionBuilder<Database, 'users'>) =>
 const userStatus = sql<string>`case when users.deleted_at is null then users.status else 'deleted' end`;
 
 /**
+ * A caller's statement before its columns are chosen: the rows it reads (`from`, its joins and its
+ * `where`), and the caller's columns as expressions over them. A write's first statement selects
+ * the columns as they are (`callerOf`); a read beside the caller selects them as one JSON
+ * column in the same statement as the data (`besideCaller`).
+ */
+interface CallerSource {
+  from: SelectQueryBuilder<any, any, {}>;
+  columns: { [Column in keyof CallerColumns]: RawBuilder<CallerColumns[Column]> };
+}
+
+/** The columns of a user's caller that are the same for a direct sign-in and an app's token. */
+function userColumns(live: RawBuilder<boolean>, scopes: RawBuilder<string[] | null>): CallerSource['columns'] {
+  return {
+    caller__kind: sql<'user'>`'user'`,
+    caller__id: sql.ref<string>('users.id'),
+    caller__role: sql.ref<Role | null>('users.role'),
+    caller__status: userStatus,
+    caller__live: live,
+    // Worked out on the database's clock: a flag costs less to read than a timestamp.
+    caller__stale: sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`,
+    caller__scopes: scopes,
+    caller__rate_limit: sql<number | null>`null::integer`,
+    caller__credential: sql<string | null>`null::uuid`,
+    caller__mfa_enrolled: sql<boolean>`coalesce(confirmed_factor.enrolled, false)`,
+    caller__mfa_age: sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`,
+  };
+}
+
+/**
  * The caller of a user's access token: the user by id, beside the session the token names and
  * whether the user has a confirmed second factor. That last is one probe of the user's factors,
  * joined laterally: as an `exists` column, PostgreSQL inlined it into each gate condition that
@@ -94,62 +124,61 @@ const userStatus = sql<string>`case when users.deleted_at is null then users.sta
  * the table is small; bench/README.md, 2026-11-28). Without a gate, as in a read, the two forms
  * measured alike.
  */
-export function userCaller(db: Kysely<Database>, key: { userId: string; sessionId: string }) {
-  return db
-    .selectFrom('users')
-    .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id'))
-    .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
-    .select([
-      sql<'user'>`'user'`.as('caller__kind'),
-      'users.id as caller__id',
-      'users.role as caller__role',
-      userStatus.as('caller__status'),
-      // A session an app started is only ever the app's: its token is read by appUserCaller.
-      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null)`.as('caller__live'),
-      // Worked out on the database's clock: a flag costs less to read than a timestamp.
-      sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
-      sql<string[] | null>`null::text[]`.as('caller__scopes'),
-      sql<number | null>`null::integer`.as('caller__rate_limit'),
-      sql<string | null>`null::uuid`.as('caller__credential'),
-      sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
-      sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
-    ])
-    .where('users.id', '=', key.userId);
+function userSource(db: Kysely<Database>, key: { userId: string; sessionId: string }): CallerSource {
+  return {
+    from: db
+      .selectFrom('users')
+      .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id'))
+      .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
+      .where('users.id', '=', key.userId),
+    columns: userColumns(
+      // A session an app started is only ever the app's: its token is read by appUserSource.
+      sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null)`,
+      sql<string[] | null>`null::text[]`,
+    ),
+  };
 }
 
 /**
- * The caller of an app's access token (API.md section 18): the user, as userCaller reads it,
+ * The caller of an app's access token (API.md section 18): the user, as userSource reads it,
  * in the session the token names, which must be the session that app started for the user; the
  * app must still exist, be enabled and be an app. The request may use the scopes both the token
  * and the app hold now (a scope taken away from the app applies at once).
  */
-export function appUserCaller(db: Kysely<Database>, key: { userId: string; sessionId: string; clientId: string; scopes: readonly string[] }) {
-  return db
-    .selectFrom('users')
-    .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id').on('sessions.client_id', '=', key.clientId))
-    .leftJoin('api_clients', 'api_clients.id', 'sessions.client_id')
-    .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
-    .select([
-      sql<'user'>`'user'`.as('caller__kind'),
-      'users.id as caller__id',
-      'users.role as caller__role',
-      userStatus.as('caller__status'),
+function appUserSource(db: Kysely<Database>, key: { userId: string; sessionId: string; clientId: string; scopes: readonly string[] }): CallerSource {
+  return {
+    from: db
+      .selectFrom('users')
+      .leftJoin('sessions', (join) => join.on('sessions.id', '=', key.sessionId).onRef('sessions.user_id', '=', 'users.id').on('sessions.client_id', '=', key.clientId))
+      .leftJoin('api_clients', 'api_clients.id', 'sessions.client_id')
+      .leftJoinLateral(confirmedFactorOfUser, (join) => join.onTrue())
+      .where('users.id', '=', key.userId),
+    columns: userColumns(
       sql<boolean>`(sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
-        and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service')`.as('caller__live'),
-      sql<boolean>`(sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
-      sql<string[]>`array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
-      sql<number | null>`null::integer`.as('caller__rate_limit'),
-      sql<string | null>`null::uuid`.as('caller__credential'),
-      sql<boolean>`coalesce(confirmed_factor.enrolled, false)`.as('caller__mfa_enrolled'),
-      sql<number | null>`floor(extract(epoch from now() - sessions.mfa_verified_at))::integer`.as('caller__mfa_age'),
-    ])
-    .where('users.id', '=', key.userId);
+        and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service')`,
+      sql<string[]>`array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest(${key.scopes}::text[]))`,
+    ),
+  };
 }
 
-/** An API client has no second factor: the rules about factors never apply to it. */
-const CLIENT_HAS_NO_FACTOR = [sql<boolean>`false`.as('caller__mfa_enrolled'), sql<number | null>`null::integer`.as('caller__mfa_age')] as const;
-
 const clientStale = sql<boolean>`(api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute')`;
+
+/** The columns of an API client's caller; an API client has no second factor, so the rules about factors never apply to it. */
+function clientColumns(live: RawBuilder<boolean>, stale: RawBuilder<boolean>, scopes: RawBuilder<string[]>, credential: RawBuilder<string | null>): CallerSource['columns'] {
+  return {
+    caller__kind: sql<'client'>`'client'`,
+    caller__id: sql.ref<string>('api_clients.id'),
+    caller__role: sql<Role | null>`null::text`,
+    caller__status: sql.ref<string>('api_clients.status'),
+    caller__live: live,
+    caller__stale: stale,
+    caller__scopes: scopes,
+    caller__rate_limit: sql.ref<number | null>('api_clients.rate_limit'),
+    caller__credential: credential,
+    caller__mfa_enrolled: sql<boolean>`false`,
+    caller__mfa_age: sql<number | null>`null::integer`,
+  };
+}
 
 /**
  * The caller of an API client's secret: the secret by its hash, beside its client. The secret
@@ -157,23 +186,19 @@ const clientStale = sql<boolean>`(api_clients.last_used_at is null or api_client
  * a service client: an app's secret (a confidential client's) only authenticates the app when it
  * signs a user in, and never calls the API as the app itself (API.md section 18).
  */
-export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: string }) {
-  return db
-    .selectFrom('api_client_secrets')
-    .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
-    .select([
-      sql<'client'>`'client'`.as('caller__kind'),
-      'api_clients.id as caller__id',
-      sql<Role | null>`null::text`.as('caller__role'),
-      'api_clients.status as caller__status',
-      sql<boolean>`(api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service')`.as('caller__live'),
-      sql<boolean>`(${clientStale} or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute')`.as('caller__stale'),
-      'api_clients.scopes as caller__scopes',
-      'api_clients.rate_limit as caller__rate_limit',
-      'api_client_secrets.id as caller__credential',
-      ...CLIENT_HAS_NO_FACTOR,
-    ])
-    .where('api_client_secrets.secret_hash', '=', key.secretHash);
+function clientSecretSource(db: Kysely<Database>, key: { secretHash: string }): CallerSource {
+  return {
+    from: db
+      .selectFrom('api_client_secrets')
+      .innerJoin('api_clients', 'api_clients.id', 'api_client_secrets.client_id')
+      .where('api_client_secrets.secret_hash', '=', key.secretHash),
+    columns: clientColumns(
+      sql<boolean>`(api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service')`,
+      sql<boolean>`(${clientStale} or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute')`,
+      sql.ref<string[]>('api_clients.scopes'),
+      sql.ref<string>('api_client_secrets.id'),
+    ),
+  };
 }
 
 /**
@@ -183,37 +208,50 @@ export function clientSecretCaller(db: Kysely<Database>, key: { secretHash: stri
  * disabling since, whatever the clock says); the request may use
  * the scopes both the token and the client hold now (a scope taken away applies at once).
  */
-export function clientTokenCaller(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; generation: number }) {
-  return db
-    .selectFrom('api_clients')
-    .select([
-      sql<'client'>`'client'`.as('caller__kind'),
-      'api_clients.id as caller__id',
-      sql<Role | null>`null::text`.as('caller__role'),
-      'api_clients.status as caller__status',
-      sql<boolean>`(api_clients.deleted_at is null and api_clients.token_generation = ${key.generation}::integer and api_clients.type = 'service')`.as('caller__live'),
-      clientStale.as('caller__stale'),
-      sql<string[]>`array(select unnest(api_clients.scopes) intersect select unnest(${key.scopes}::text[]))`.as('caller__scopes'),
-      'api_clients.rate_limit as caller__rate_limit',
-      sql<string | null>`null::uuid`.as('caller__credential'),
-      ...CLIENT_HAS_NO_FACTOR,
-    ])
-    .where('api_clients.id', '=', key.clientId);
+function clientTokenSource(db: Kysely<Database>, key: { clientId: string; scopes: readonly string[]; generation: number }): CallerSource {
+  return {
+    from: db.selectFrom('api_clients').where('api_clients.id', '=', key.clientId),
+    columns: clientColumns(
+      sql<boolean>`(api_clients.deleted_at is null and api_clients.token_generation = ${key.generation}::integer and api_clients.type = 'service')`,
+      clientStale,
+      sql<string[]>`array(select unnest(api_clients.scopes) intersect select unnest(${key.scopes}::text[]))`,
+      sql<string | null>`null::uuid`,
+    ),
+  };
 }
 
-/** The caller's row for any kind of credentials. */
-export function callerOf(db: Kysely<Database>, key: CallerKey) {
+/** Where the caller's row comes from, for any kind of credentials. */
+function callerSource(db: Kysely<Database>, key: CallerKey): CallerSource {
   switch (key.kind) {
     case 'user':
-      return userCaller(db, key);
+      return userSource(db, key);
     case 'app-user':
-      return appUserCaller(db, key);
+      return appUserSource(db, key);
     case 'client-secret':
-      return clientSecretCaller(db, key);
+      return clientSecretSource(db, key);
     case 'client-token':
-      return clientTokenCaller(db, key);
+      return clientTokenSource(db, key);
   }
 }
+
+/** The caller's row for any kind of credentials, its columns as they are (CallerColumns). */
+export function callerOf(db: Kysely<Database>, key: CallerKey) {
+  const { from, columns } = callerSource(db, key);
+  return from.select([
+    columns.caller__kind.as('caller__kind'),
+    columns.caller__id.as('caller__id'),
+    columns.caller__role.as('caller__role'),
+    columns.caller__status.as('caller__status'),
+    columns.caller__live.as('caller__live'),
+    columns.caller__stale.as('caller__stale'),
+    columns.caller__scopes.as('caller__scopes'),
+    columns.caller__rate_limit.as('caller__rate_limit'),
+    columns.caller__credential.as('caller__credential'),
+    columns.caller__mfa_enrolled.as('caller__mfa_enrolled'),
+    columns.caller__mfa_age.as('caller__mfa_age'),
+  ]);
+}
+
 
 /**
  * What a route requires of its caller, as values: admission.ts decides on them in code, and a
@@ -249,36 +287,35 @@ const NEVER = sql.lit(2147483647);
 export type BesideCaller<Row> = { caller__columns: CallerColumns; caller__row: unknown } & Partial<Row>;
 
 /**
- * The caller's row as one JSON column beside the data's. pg describes and parses every column of
- * every row on its own, for every statement: the caller's eleven columns as one JSON value made
- * the by-id read's own CPU a few microseconds smaller (bench/README.md, 2026-11-29, evening).
- */
-const callerAsOneColumn = sql<CallerColumns>`to_json(caller)`.as('caller__columns');
-
-/**
  * The one shape of an authenticated read: the caller's row beside the request's data, joined
  * whatever the caller is, in one statement.
  *
- *   select to_json(caller) as caller__columns, requested.*
- *   from (<the caller>) as caller
+ *   select json_build_object(<the caller's columns>) as caller__columns, requested.*
+ *   from <the caller's tables, joined>
  *   left join lateral (select <mark> as caller__row, requested_rows.* from (<the data>) as requested_rows) as requested on true
+ *   where <the caller's key>
  *
  * The caller's columns decide the answer (401, 403) in admission.ts before any data is handed
  * out, as they do for every way in. The statement carries no condition of the route's rule: as a
  * join filter it did not spare reading the data (PostgreSQL read a refused caller's page and
  * dropped its rows), and its six bound values (four arrays, serialised on every call) made the
- * by-id statement about 8% slower under pgbench (bench/README.md, 2026-11-29, evening).
+ * by-id statement about 8% slower under pgbench (bench/README.md, 2026-11-29, evening). The
+ * caller's columns come back as one JSON value: pg describes and parses every column of every
+ * row on its own, and eleven columns cost a read a few microseconds more of the service's CPU.
+ * They are selected from the caller's own join, not from it as a derived table: PostgreSQL plans
+ * the statement anew on every call behind a pooler in transaction mode, and the derived table
+ * cost that planning about a tenth (bench/README.md, 2026-11-29, night).
  * `ordered` keeps a page's order with a row number; a keyed read (a row by its key, or a short
  * list such as a user's factors) has the one caller row on the outer side of a nested loop, which
  * keeps its data's order as the data query gives it.
  */
-export function besideCaller(db: Kysely<Database>, caller: AnySelect, data: AnySelect, ordered: boolean) {
+export function besideCaller(db: Kysely<Database>, key: CallerKey, data: AnySelect, ordered: boolean) {
+  const { from, columns } = callerSource(db, key);
   const mark = ordered ? sql<unknown>`row_number() over ()` : sql<unknown>`true`;
   const requested = db.selectFrom(data.as('requested_rows')).select(mark.as('caller__row')).selectAll('requested_rows');
-  const query = db
-    .selectFrom(caller.as('caller'))
+  const query = from
     .leftJoinLateral(requested.as('requested'), (join) => join.onTrue())
-    .select(callerAsOneColumn)
+    .select(jsonBuildObject(columns).as('caller__columns'))
     .selectAll('requested');
   return ordered ? query.orderBy('requested.caller__row') : query;
 }
@@ -331,12 +368,12 @@ export const CALLER_READS: CallerRead<unknown, never>[] = [];
  * request's values. The SQL it sends is committed in queries/ and checked by a test.
  */
 export function callerRead<Row, Values extends unknown[]>(name: string, data: DataQuery<Values>): CallerRead<Row, Values> {
-  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...values: Values) => besideCaller(db, userCaller(db, { userId, sessionId }), data(db, ...values), false);
+  const forUser = (db: Kysely<Database>, userId: string, sessionId: string, ...values: Values) => besideCaller(db, { kind: 'user', userId, sessionId }, data(db, ...values), false);
   const forAppUser = (db: Kysely<Database>, userId: string, sessionId: string, clientId: string, tokenScopes: readonly string[], ...values: Values) =>
-    besideCaller(db, appUserCaller(db, { userId, sessionId, clientId, scopes: tokenScopes }), data(db, ...values), false);
-  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...values: Values) => besideCaller(db, clientSecretCaller(db, { secretHash }), data(db, ...values), false);
+    besideCaller(db, { kind: 'app-user', userId, sessionId, clientId, scopes: tokenScopes }, data(db, ...values), false);
+  const forClientSecret = (db: Kysely<Database>, secretHash: string, ...values: Values) => besideCaller(db, { kind: 'client-secret', secretHash }, data(db, ...values), false);
   const forClientToken = (db: Kysely<Database>, clientId: string, tokenScopes: readonly string[], generation: number, ...values: Values) =>
-    besideCaller(db, clientTokenCaller(db, { clientId, scopes: tokenScopes, generation }), data(db, ...values), false);
+    besideCaller(db, { kind: 'client-token', clientId, scopes: tokenScopes, generation }, data(db, ...values), false);
   const dataAlone = preparedQuery((db: Kysely<Database>, ...values: Values) => data(db, ...values));
   const prepared = { user: preparedQuery(forUser), appUser: preparedQuery(forAppUser), clientSecret: preparedQuery(forClientSecret), clientToken: preparedQuery(forClientToken) };
   const sampleValues = () => (data.length > 1 ? Array.from({ length: data.length - 1 }, (_, index) => `$value${index}`) : []) as Values;
@@ -367,10 +404,10 @@ export function callerRead<Row, Values extends unknown[]>(name: string, data: Da
   return read;
 }
 
-const userAlone = preparedQuery((db, userId: string, sessionId: string) => userCaller(db, { userId, sessionId }));
-const appUserAlone = preparedQuery((db, userId: string, sessionId: string, clientId: string, scopes: readonly string[]) => appUserCaller(db, { userId, sessionId, clientId, scopes }));
-const clientSecretAlone = preparedQuery((db, secretHash: string) => clientSecretCaller(db, { secretHash }));
-const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], generation: number) => clientTokenCaller(db, { clientId, scopes, generation }));
+const userAlone = preparedQuery((db, userId: string, sessionId: string) => callerOf(db, { kind: 'user', userId, sessionId }));
+const appUserAlone = preparedQuery((db, userId: string, sessionId: string, clientId: string, scopes: readonly string[]) => callerOf(db, { kind: 'app-user', userId, sessionId, clientId, scopes }));
+const clientSecretAlone = preparedQuery((db, secretHash: string) => callerOf(db, { kind: 'client-secret', secretHash }));
+const clientTokenAlone = preparedQuery((db, clientId: string, scopes: readonly string[], generation: number) => callerOf(db, { kind: 'client-token', clientId, scopes, generation }));
 
 /** The caller alone, for a request whose first statement carries no data (a write's transaction). */
 export function callerAlone(db: Kysely<Database>, key: CallerKey): Promise<CallerColumns[]> {
