@@ -27,7 +27,7 @@ select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::tex
   from "api_clients"
   where "api_clients"."id" = $3;
 
--- src/sessions/caller-query.ts: besideCaller(a user, variantsPage(…, {}, { limit: 20 }), ordered)
+-- src/sessions/caller-query.ts: besideCaller(a user, an app's user, a client secret, a client token; variantsPage(…, {}, { limit: 20 }), ordered)
 select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'caller__role', "users"."role", 'caller__status', case when users.deleted_at is null then users.status else 'deleted' end, 'caller__live', (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null), 'caller__stale', (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute'), 'caller__scopes', null::text[], 'caller__rate_limit', null::integer, 'caller__credential', null::uuid, 'caller__mfa_enrolled', coalesce(confirmed_factor.enrolled, false), 'caller__mfa_age', floor(extract(epoch from now() - sessions.mfa_verified_at))::integer) as "caller__columns", "requested".*
   from "users"
   left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
@@ -41,6 +41,41 @@ select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'ca
   order by "created_at" desc, "id" desc
   limit $2) as "requested_rows") as "requested" on true
   where "users"."id" = $3
+  order by "requested"."caller__row";
+select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'caller__role', "users"."role", 'caller__status', case when users.deleted_at is null then users.status else 'deleted' end, 'caller__live', (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
+  and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service'), 'caller__stale', (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute'), 'caller__scopes', array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest($1::text[])), 'caller__rate_limit', null::integer, 'caller__credential', null::uuid, 'caller__mfa_enrolled', coalesce(confirmed_factor.enrolled, false), 'caller__mfa_age', floor(extract(epoch from now() - sessions.mfa_verified_at))::integer) as "caller__columns", "requested".*
+    from "users"
+    left join "sessions" on "sessions"."id" = $2 and "sessions"."user_id" = "users"."id" and "sessions"."client_id" = $3
+    left join "api_clients" on "api_clients"."id" = "sessions"."client_id"
+    left join lateral (select true as "enrolled"
+    from "mfa_factors"
+    where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
+    limit 1) as "confirmed_factor" on true
+    left join lateral (select row_number() over () as "caller__row", "requested_rows".*
+    from (select *
+    from "variants"
+    order by "created_at" desc, "id" desc
+    limit $4) as "requested_rows") as "requested" on true
+    where "users"."id" = $5
+    order by "requested"."caller__row";
+select json_build_object('caller__kind', 'client', 'caller__id', "api_clients"."id", 'caller__role', null::text, 'caller__status', "api_clients"."status", 'caller__live', (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service'), 'caller__stale', ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute'), 'caller__scopes', "api_clients"."scopes", 'caller__rate_limit', "api_clients"."rate_limit", 'caller__credential', "api_client_secrets"."id", 'caller__mfa_enrolled', false, 'caller__mfa_age', null::integer) as "caller__columns", "requested".*
+  from "api_client_secrets"
+  inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
+  left join lateral (select row_number() over () as "caller__row", "requested_rows".*
+  from (select *
+  from "variants"
+  order by "created_at" desc, "id" desc
+  limit $1) as "requested_rows") as "requested" on true
+  where "api_client_secrets"."secret_hash" = $2
+  order by "requested"."caller__row";
+select json_build_object('caller__kind', 'client', 'caller__id', "api_clients"."id", 'caller__role', null::text, 'caller__status', "api_clients"."status", 'caller__live', (api_clients.deleted_at is null and api_clients.token_generation = $1::integer and api_clients.type = 'service'), 'caller__stale', (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute'), 'caller__scopes', array(select unnest(api_clients.scopes) intersect select unnest($2::text[])), 'caller__rate_limit', "api_clients"."rate_limit", 'caller__credential', null::uuid, 'caller__mfa_enrolled', false, 'caller__mfa_age', null::integer) as "caller__columns", "requested".*
+  from "api_clients"
+  left join lateral (select row_number() over () as "caller__row", "requested_rows".*
+  from (select *
+  from "variants"
+  order by "created_at" desc, "id" desc
+  limit $3) as "requested_rows") as "requested" on true
+  where "api_clients"."id" = $4
   order by "requested"."caller__row";
 
 -- src/sessions/caller-query.ts: callerAlone(a user, an app's user, a client secret, a client token)

@@ -6,9 +6,10 @@ import * as signingKeyRepository from '../../src/sessions/signing-key-repository
 import { variantsPage } from '../../src/variants/variant-repository.js';
 import { call, custom, FIRST_PAGE, notSql, SAMPLE, USER_CALLER, type RepositoryFile } from './sample.js';
 
-const clientSecretCaller = { kind: 'client-secret', secretHash: 'secret-hash' } as const;
-const clientTokenCaller = { kind: 'client-token', clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 } as const;
-const appUserCaller = { kind: 'app-user', userId: SAMPLE.userId, sessionId: SAMPLE.sessionId, clientId: SAMPLE.clientId, scopes: ['account'] } as const;
+const CLIENT_SECRET_CALLER = { kind: 'client-secret', secretHash: 'secret-hash' } as const;
+const CLIENT_TOKEN_CALLER = { kind: 'client-token', clientId: SAMPLE.clientId, scopes: ['variants:read'], generation: 0 } as const;
+const APP_USER_CALLER = { kind: 'app-user', userId: SAMPLE.userId, sessionId: SAMPLE.sessionId, clientId: SAMPLE.clientId, scopes: ['account'] } as const;
+const EVERY_KIND_OF_CALLER = [USER_CALLER, APP_USER_CALLER, CLIENT_SECRET_CALLER, CLIENT_TOKEN_CALLER];
 
 export const sessions: RepositoryFile[] = [
   {
@@ -18,17 +19,19 @@ export const sessions: RepositoryFile[] = [
     entries: {
       // Each kind of caller's row, its columns as they are: a write in one statement puts it in its condition (callerLetIn).
       callerOf: custom("a user, an app's user, a client secret, a client token", async (trx) => {
-        for (const key of [USER_CALLER, appUserCaller, clientSecretCaller, clientTokenCaller]) await callerQuery.callerOf(trx, key).execute();
+        for (const key of EVERY_KIND_OF_CALLER) await callerQuery.callerOf(trx, key).execute();
       }),
       // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
-      besideCaller: custom("a user, variantsPage(…, {}, { limit: 20 }), ordered", (trx) => callerQuery.besideCaller(trx, USER_CALLER, variantsPage(trx, {}, FIRST_PAGE), true).execute()),
+      besideCaller: custom("a user, an app's user, a client secret, a client token; variantsPage(…, {}, { limit: 20 }), ordered", async (trx) => {
+        for (const key of EVERY_KIND_OF_CALLER) await callerQuery.besideCaller(trx, key, variantsPage(trx, {}, FIRST_PAGE), true).execute();
+      }),
       callerLetIn: notSql('fragment'),
       namesUser: notSql('predicate'),
       CALLER_READS: notSql('constant'),
       callerRead: notSql('factory'),
       // Each kind of caller alone: a write's first statement in its transaction.
       callerAlone: custom("a user, an app's user, a client secret, a client token", async (trx) => {
-        for (const key of [USER_CALLER, appUserCaller, clientSecretCaller, clientTokenCaller]) await callerQuery.callerAlone(trx, key);
+        for (const key of EVERY_KIND_OF_CALLER) await callerQuery.callerAlone(trx, key);
       }),
       findUserStanding: call(callerQuery.findUserStanding, SAMPLE.userId),
     },

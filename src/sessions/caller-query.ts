@@ -252,7 +252,6 @@ export function callerOf(db: Kysely<Database>, key: CallerKey) {
   ]);
 }
 
-
 /**
  * What a route requires of its caller, as values: admission.ts decides on them in code, and a
  * write in one statement puts them in its statement as a condition (callerLetIn).
@@ -304,7 +303,10 @@ export type BesideCaller<Row> = { caller__columns: CallerColumns; caller__row: u
  * row on its own, and eleven columns cost a read a few microseconds more of the service's CPU.
  * They are selected from the caller's own join, not from it as a derived table: PostgreSQL plans
  * the statement anew on every call behind a pooler in transaction mode, and the derived table
- * cost that planning about a tenth (bench/README.md, 2026-11-29, night).
+ * cost that planning about a tenth (bench/README.md, 2026-11-29, night). Being lateral, the data
+ * query sees the caller's tables too, and a column its own tables lack would be read from the
+ * caller's (`status`, `deleted_at`) instead of failing: queries/ is written by also running every
+ * data query on its own (a callerRead's `alone`, each page's query), where such a column fails.
  * `ordered` keeps a page's order with a row number; a keyed read (a row by its key, or a short
  * list such as a user's factors) has the one caller row on the outer side of a nested loop, which
  * keeps its data's order as the data query gives it.
