@@ -1,32 +1,5 @@
 -- Written by `npm run queries` from scripts/query-registry/; do not edit. Each function: the statements its sample sends, in order; parameters as $1.., their values left out.
 
--- src/sessions/caller-query.ts: callerOf(a user, an app's user, a client secret, a client token)
-select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null) as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", null::text[] as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
-  from "users"
-  left join "sessions" on "sessions"."id" = $1 and "sessions"."user_id" = "users"."id"
-  left join lateral (select true as "enrolled"
-  from "mfa_factors"
-  where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-  limit 1) as "confirmed_factor" on true
-  where "users"."id" = $2;
-select 'user' as "caller__kind", "users"."id" as "caller__id", "users"."role" as "caller__role", case when users.deleted_at is null then users.status else 'deleted' end as "caller__status", (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now()
-  and api_clients.deleted_at is null and api_clients.status = 'active' and api_clients.type <> 'service') as "caller__live", (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(coalesce(api_clients.scopes, '{}')) intersect select unnest($1::text[])) as "caller__scopes", null::integer as "caller__rate_limit", null::uuid as "caller__credential", coalesce(confirmed_factor.enrolled, false) as "caller__mfa_enrolled", floor(extract(epoch from now() - sessions.mfa_verified_at))::integer as "caller__mfa_age"
-    from "users"
-    left join "sessions" on "sessions"."id" = $2 and "sessions"."user_id" = "users"."id" and "sessions"."client_id" = $3
-    left join "api_clients" on "api_clients"."id" = "sessions"."client_id"
-    left join lateral (select true as "enrolled"
-    from "mfa_factors"
-    where "mfa_factors"."user_id" = "users"."id" and "mfa_factors"."confirmed_at" is not null
-    limit 1) as "confirmed_factor" on true
-    where "users"."id" = $4;
-select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_client_secrets.deleted_at is null and (api_client_secrets.expires_at is null or api_client_secrets.expires_at > now()) and api_clients.deleted_at is null and api_clients.type = 'service') as "caller__live", ((api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') or api_client_secrets.last_used_at is null or api_client_secrets.last_used_at < now() - interval '1 minute') as "caller__stale", "api_clients"."scopes" as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", "api_client_secrets"."id" as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
-  from "api_client_secrets"
-  inner join "api_clients" on "api_clients"."id" = "api_client_secrets"."client_id"
-  where "api_client_secrets"."secret_hash" = $1;
-select 'client' as "caller__kind", "api_clients"."id" as "caller__id", null::text as "caller__role", "api_clients"."status" as "caller__status", (api_clients.deleted_at is null and api_clients.token_generation = $1::integer and api_clients.type = 'service') as "caller__live", (api_clients.last_used_at is null or api_clients.last_used_at < now() - interval '1 minute') as "caller__stale", array(select unnest(api_clients.scopes) intersect select unnest($2::text[])) as "caller__scopes", "api_clients"."rate_limit" as "caller__rate_limit", null::uuid as "caller__credential", false as "caller__mfa_enrolled", null::integer as "caller__mfa_age"
-  from "api_clients"
-  where "api_clients"."id" = $3;
-
 -- src/sessions/caller-query.ts: besideCaller(a user, an app's user, a client secret, a client token; variantsPage(…, {}, { limit: 20 }), ordered)
 select json_build_object('caller__kind', 'user', 'caller__id', "users"."id", 'caller__role', "users"."role", 'caller__status', case when users.deleted_at is null then users.status else 'deleted' end, 'caller__live', (sessions.id is not null and sessions.ended_at is null and sessions.expires_at > now() and sessions.client_id is null), 'caller__stale', (sessions.last_used_at is null or sessions.last_used_at < now() - interval '1 minute'), 'caller__scopes', null::text[], 'caller__rate_limit', null::integer, 'caller__credential', null::uuid, 'caller__mfa_enrolled', coalesce(confirmed_factor.enrolled, false), 'caller__mfa_age', floor(extract(epoch from now() - sessions.mfa_verified_at))::integer) as "caller__columns", "requested".*
   from "users"

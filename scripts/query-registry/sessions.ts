@@ -17,10 +17,6 @@ export const sessions: RepositoryFile[] = [
     file: 'src/sessions/caller-query.ts',
     area: 'sessions',
     entries: {
-      // Each kind of caller's row, its columns as they are: a write in one statement puts it in its condition (callerLetIn).
-      callerOf: custom("a user, an app's user, a client secret, a client token", async (trx) => {
-        for (const key of EVERY_KIND_OF_CALLER) await callerQuery.callerOf(trx, key).execute();
-      }),
       // A page beside the caller (here GET /api/variants): the row number keeps the page's order.
       besideCaller: custom("a user, an app's user, a client secret, a client token; variantsPage(…, {}, { limit: 20 }), ordered", async (trx) => {
         for (const key of EVERY_KIND_OF_CALLER) await callerQuery.besideCaller(trx, key, variantsPage(trx, {}, FIRST_PAGE), true).execute();
@@ -29,7 +25,7 @@ export const sessions: RepositoryFile[] = [
       namesUser: notSql('predicate'),
       CALLER_READS: notSql('constant'),
       callerRead: notSql('factory'),
-      // Each kind of caller alone: a write's first statement in its transaction.
+      // Each kind of caller alone: a write's first statement in its transaction (and, in an `exists`, the flash sale's condition, callerLetIn).
       callerAlone: custom("a user, an app's user, a client secret, a client token", async (trx) => {
         for (const key of EVERY_KIND_OF_CALLER) await callerQuery.callerAlone(trx, key);
       }),

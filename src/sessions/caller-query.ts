@@ -235,7 +235,7 @@ function callerSource(db: Kysely<Database>, key: CallerKey): CallerSource {
 }
 
 /** The caller's row for any kind of credentials, its columns as they are (CallerColumns). */
-export function callerOf(db: Kysely<Database>, key: CallerKey) {
+function callerOf(db: Kysely<Database>, key: CallerKey) {
   const { from, columns } = callerSource(db, key);
   return from.select([
     columns.caller__kind.as('caller__kind'),
